@@ -1,0 +1,32 @@
+# The two commands of the README: `make demo` and `make test`. Each sets up everything it
+# needs on a fresh machine: uv (from PyPI if missing) and the locked environment.
+SHELL := /bin/bash
+UV := $(shell command -v uv 2>/dev/null || echo "python3 -m uv")
+
+.PHONY: demo test setup lint typecheck bench clean
+
+setup: .venv/.synced
+
+.venv/.synced: pyproject.toml uv.lock
+	@$(UV) --version >/dev/null 2>&1 || python3 -m pip install --quiet uv
+	$(UV) sync --frozen
+	@touch $@
+
+demo: setup
+	$(UV) run lhbench demo
+
+test: setup
+	$(UV) run pytest
+
+lint: setup
+	$(UV) run ruff check .
+	$(UV) run ruff format --check .
+
+typecheck: setup
+	$(UV) run mypy src
+
+bench: setup
+	@for b in bench/*.py; do echo "== $$b"; $(UV) run python $$b --quick || exit 1; done
+
+clean:
+	rm -rf .venv .lhbench .pytest_cache .mypy_cache .ruff_cache

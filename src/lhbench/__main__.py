@@ -1,0 +1,5 @@
+"""``python -m lhbench`` runs the CLI."""
+
+from lhbench.cli import main
+
+main()

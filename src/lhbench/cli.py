@@ -1,0 +1,274 @@
+"""The ``lhbench`` command line."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from lhbench import __version__
+from lhbench.config import Settings, load_settings
+from lhbench.errors import ConfigError, LhbenchError, PackError
+from lhbench.packs import bundled_pack_dirs, find_pack_dirs, load_pack
+from lhbench.schema import TaskPack, export_json_schemas
+from lhbench.store import Store, current_revision, head_revision, make_engine, upgrade
+
+__all__ = ["app", "main"]
+
+app = typer.Typer(
+    name="lhbench",
+    help="Evaluate long-horizon agents: packs, runs, judges, reports.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+packs_app = typer.Typer(help="Validate and list task packs.", no_args_is_help=True)
+schema_app = typer.Typer(help="The data model as JSON Schema.", no_args_is_help=True)
+db_app = typer.Typer(help="The store's database.", no_args_is_help=True)
+runs_app = typer.Typer(help="Runs in the store.", no_args_is_help=True)
+app.add_typer(packs_app, name="packs")
+app.add_typer(schema_app, name="schema")
+app.add_typer(db_app, name="db")
+app.add_typer(runs_app, name="runs")
+
+out = Console()
+err = Console(stderr=True)
+
+DbOption = Annotated[
+    str | None, typer.Option("--db", help="Store URL (default: LHBENCH_DB_URL or .lhbench/).")
+]
+JsonOption = Annotated[bool, typer.Option("--json", help="Machine-readable output.")]
+
+
+def _settings(db: str | None = None) -> Settings:
+    return load_settings(db_url=db) if db else load_settings()
+
+
+def _open_store(db: str | None) -> Store:
+    return Store.open(_settings(db).database_url)
+
+
+def parse_versions(items: list[str] | None) -> dict[str, str]:
+    """``["skill=v1,prompt=v0", "x=y"]`` -> ``{"skill": "v1", "prompt": "v0", "x": "y"}``."""
+    versions: dict[str, str] = {}
+    for item in items or []:
+        for pair in filter(None, (p.strip() for p in item.split(","))):
+            key, sep, value = pair.partition("=")
+            if not sep or not key.strip() or not value.strip():
+                raise ConfigError(f"--versions: expected key=value, found {pair!r}")
+            versions[key.strip()] = value.strip()
+    return versions
+
+
+def _pack_table(packs: list[tuple[TaskPack, Path]], title: str) -> Table:
+    table = Table(title=title)
+    for col in ("pack", "version", "env", "tasks", "rubrics", "skills", "hash"):
+        table.add_column(col, justify="right" if col in ("tasks", "rubrics", "skills") else "left")
+    for pack, _path in packs:
+        table.add_row(
+            pack.id,
+            pack.version,
+            pack.environment.value,
+            str(len(pack.tasks)),
+            str(len(pack.rubrics)),
+            str(len(pack.skills)),
+            pack.content_hash[:10],
+        )
+    return table
+
+
+def _rubric_table(packs: list[tuple[TaskPack, Path]]) -> Table:
+    table = Table(title="Rubrics")
+    for col in ("rubric", "family", "version", "author", "tiers (dimensions)"):
+        table.add_column(col)
+    for pack, _path in packs:
+        for r in pack.rubrics:
+            tiers = ", ".join(
+                f"{t.kind.value}({len(t.dimensions)}{'' if t.enabled else ', off'})"
+                for t in r.tiers
+            )
+            table.add_row(r.id, r.family, r.version, r.author.value, tiers)
+    return table
+
+
+def _all_pack_dirs(settings: Settings) -> list[Path]:
+    dirs = list(bundled_pack_dirs())
+    for extra in settings.pack_paths:
+        dirs.extend(find_pack_dirs(extra))
+    return dirs
+
+
+@app.command()
+def demo(db: DbOption = None) -> None:
+    """Run the main job on the embedded defaults: bundled packs, SQLite store, summary."""
+    settings = _settings(db)
+    loaded = [(load_pack(d), d) for d in _all_pack_dirs(settings)]
+    out.print(_pack_table(loaded, "Task packs (validated)"))
+    out.print(_rubric_table(loaded))
+    with Store.open(settings.database_url) as store:
+        new = sum(store.save_pack(p) for p, _ in loaded)
+        counts = store.counts()
+        summary = Table(title="Store")
+        summary.add_column("what")
+        summary.add_column("count", justify="right")
+        for name, n in counts.items():
+            summary.add_row(name, str(n))
+        out.print(summary)
+        out.print(
+            f"store: {store.engine.url.render_as_string(hide_password=True)} "
+            f"({new} new pack version(s) recorded)"
+        )
+
+
+@packs_app.command("validate")
+def packs_validate(
+    paths: Annotated[list[Path], typer.Argument(help="Pack directories (or parents of packs).")],
+) -> None:
+    """Check packs; one line per problem (file:line: what was expected), exit code 2."""
+    problems: list[str] = []
+    for root in paths:
+        dirs = find_pack_dirs(root) or [root]
+        for pack_dir in dirs:
+            try:
+                pack = load_pack(pack_dir)
+            except PackError as exc:
+                problems.extend(exc.lines())
+                continue
+            out.print(
+                f"[green]ok[/green] {pack.id} {pack.version}: {len(pack.tasks)} task(s), "
+                f"{len(pack.rubrics)} rubric(s), {len(pack.skills)} skill(s) "
+                f"[dim]{pack.content_hash[:12]}[/dim]"
+            )
+    if problems:
+        raise _Problems(problems)
+
+
+class _Problems(LhbenchError):
+    def __init__(self, lines: list[str]) -> None:
+        self._lines = lines
+        super().__init__("\n".join(lines))
+
+    def lines(self) -> list[str]:
+        return self._lines
+
+
+@packs_app.command("list")
+def packs_list(as_json: JsonOption = False) -> None:
+    """List the bundled packs and those under ``pack_paths``."""
+    settings = _settings()
+    loaded = [(load_pack(d), d) for d in _all_pack_dirs(settings)]
+    if as_json:
+        rows = [
+            {
+                "id": p.id,
+                "version": p.version,
+                "environment": p.environment.value,
+                "tasks": len(p.tasks),
+                "rubrics": [r.id for r in p.rubrics],
+                "content_hash": p.content_hash,
+                "path": str(d),
+            }
+            for p, d in loaded
+        ]
+        out.print_json(json.dumps(rows))
+        return
+    out.print(_pack_table(loaded, "Task packs"))
+
+
+@schema_app.command("export")
+def schema_export(directory: Annotated[Path, typer.Argument(help="Output directory.")]) -> None:
+    """Write one JSON Schema file per model."""
+    for path in export_json_schemas(directory):
+        out.print(str(path))
+
+
+@db_app.command("upgrade")
+def db_upgrade(db: DbOption = None) -> None:
+    """Bring the store's schema to the newest migration."""
+    engine = make_engine(_settings(db).database_url)
+    before = current_revision(engine)
+    upgrade(engine)
+    out.print(f"store at revision {head_revision()} (was {before or 'empty'})")
+
+
+@runs_app.command("list")
+def runs_list(
+    db: DbOption = None,
+    pack: Annotated[str | None, typer.Option(help="Only this pack id.")] = None,
+    task: Annotated[str | None, typer.Option(help="Only this task id.")] = None,
+    harness: Annotated[str | None, typer.Option(help="Only this harness.")] = None,
+    model: Annotated[str | None, typer.Option(help="Only this model.")] = None,
+    versions: Annotated[
+        list[str] | None, typer.Option("--versions", help="Only runs with key=value,…")
+    ] = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Runs with harness, model, versions, status and step/tool-call/error counts."""
+    with _open_store(db) as store:
+        rows = store.run_summaries(
+            pack_id=pack,
+            task_id=task,
+            harness=harness,
+            model=model,
+            versions=parse_versions(versions),
+        )
+    if as_json:
+        out.print_json(
+            json.dumps(
+                [
+                    {
+                        "id": r.run.id,
+                        "pack": r.run.pack_id,
+                        "task": r.run.task_id,
+                        "harness": r.run.harness,
+                        "model": r.run.model,
+                        "versions": r.run.versions,
+                        "status": r.run.status.value,
+                        "steps": r.steps,
+                        "tool_calls": r.tool_calls,
+                        "errors": r.errors,
+                    }
+                    for r in rows
+                ]
+            )
+        )
+        return
+    table = Table(title=f"Runs ({len(rows)})")
+    for col in ("run", "pack/task", "harness", "model", "versions", "status"):
+        table.add_column(col)
+    for col in ("steps", "tools", "errors"):
+        table.add_column(col, justify="right")
+    for r in rows:
+        table.add_row(
+            r.run.id,
+            f"{r.run.pack_id}/{r.run.task_id}",
+            r.run.harness,
+            r.run.model,
+            ",".join(f"{k}={v}" for k, v in sorted(r.run.versions.items())) or "-",
+            r.run.status.value,
+            str(r.steps),
+            str(r.tool_calls),
+            str(r.errors),
+        )
+    out.print(table)
+
+
+@app.command()
+def version() -> None:
+    """Print the lhbench version."""
+    out.print(__version__)
+
+
+def main() -> None:
+    """Console entry point: user mistakes print as short lines and exit 2, no traceback."""
+    try:
+        app()
+    except LhbenchError as exc:
+        for line in exc.lines():
+            err.print(f"[red]error:[/red] {line}", highlight=False, soft_wrap=True)
+        sys.exit(exc.exit_code)

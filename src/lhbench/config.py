@@ -1,0 +1,68 @@
+"""Settings: defaults, then ``lhbench.toml`` in the working directory, then ``LHBENCH_*``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import Field, ValidationError
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    TomlConfigSettingsSource,
+)
+
+from lhbench.errors import ConfigError
+
+__all__ = ["CONFIG_FILE", "Settings", "load_settings"]
+
+CONFIG_FILE = "lhbench.toml"
+
+
+class Settings(BaseSettings):
+    """Everything that can be configured; each field is also ``LHBENCH_<NAME>``."""
+
+    model_config = SettingsConfigDict(
+        env_prefix="LHBENCH_", toml_file=CONFIG_FILE, extra="forbid", env_ignore_empty=True
+    )
+
+    home: Path = Field(default=Path(".lhbench"), description="Where the store and outputs go.")
+    db_url: str | None = Field(
+        default=None, description="SQLAlchemy URL; default: a SQLite file under `home`."
+    )
+    pack_paths: list[Path] = Field(
+        default_factory=list, description="Extra directories searched for packs."
+    )
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        """Flags beat the environment, which beats lhbench.toml."""
+        return (init_settings, env_settings, TomlConfigSettingsSource(settings_cls))
+
+    @property
+    def database_url(self) -> str:
+        """The store URL, defaulting to ``sqlite:///<home>/lhbench.db``."""
+        if self.db_url:
+            return self.db_url
+        return f"sqlite:///{(self.home / 'lhbench.db').as_posix()}"
+
+
+def load_settings(**overrides: object) -> Settings:
+    """Read the settings, turning a bad value into a ConfigError that names its source."""
+    try:
+        return Settings(**overrides)  # type: ignore[arg-type]
+    except ValidationError as exc:
+        err = exc.errors(include_url=False)[0]
+        where = ".".join(str(p) for p in err["loc"])
+        raise ConfigError(
+            f"{CONFIG_FILE} / LHBENCH_{where.upper()}: {err['msg']} (setting '{where}')"
+        ) from None
+    except Exception as exc:  # tomllib.TOMLDecodeError and friends
+        raise ConfigError(f"{CONFIG_FILE}: cannot read settings: {exc}") from None

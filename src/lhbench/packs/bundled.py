@@ -1,0 +1,26 @@
+"""The sample packs that ship inside the lhbench package."""
+
+from __future__ import annotations
+
+from importlib.resources import as_file, files
+from pathlib import Path
+
+from lhbench.packs.loader import PACK_FILE
+
+__all__ = ["bundled_pack_dirs", "find_pack_dirs"]
+
+
+def bundled_pack_dirs() -> list[Path]:
+    """Directories of the packs shipped in ``lhbench/packs/data``."""
+    with as_file(files("lhbench.packs") / "data") as data:
+        root = Path(data)
+        return sorted(p for p in root.iterdir() if (p / PACK_FILE).is_file())
+
+
+def find_pack_dirs(root: Path) -> list[Path]:
+    """``root`` itself if it is a pack, else every pack directly below it."""
+    if (root / PACK_FILE).is_file():
+        return [root]
+    if not root.is_dir():
+        return []
+    return sorted(p for p in root.iterdir() if (p / PACK_FILE).is_file())

@@ -1,0 +1,243 @@
+"""Load and validate a task pack from disk, collecting every problem before failing.
+
+Layout::
+
+    pack.yaml                       id, version, environment, description
+    tasks/<id>/task.yaml            one task (plus its initial state, verify script, …)
+    rubrics/<id>.yaml               one rubric, with a version
+    skills/<name>/SKILL.md          expert skill, YAML front matter with name/description
+    skills/<name>/versions/<v>.md   named variants of the skill (ablations)
+    ground_truth/                   curated reference artifacts
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import Field
+
+from lhbench.errors import PackError, Problem
+from lhbench.packs.hashing import hash_bytes, hash_tree
+from lhbench.packs.yamlio import load_yaml, validate_document
+from lhbench.schema import EnvironmentKind, Rubric, Schema, Skill, Task, TaskPack, VersionLabel
+
+__all__ = ["PACK_FILE", "PackManifest", "load_pack"]
+
+PACK_FILE = "pack.yaml"
+
+
+class PackManifest(Schema):
+    """The header of a pack, as written in ``pack.yaml``."""
+
+    id: str = Field(pattern=r"^[a-z0-9][a-z0-9_.\-]*$")
+    version: VersionLabel
+    environment: EnvironmentKind
+    description: str = ""
+
+
+def _front_matter(path: Path, problems: list[Problem]) -> dict[str, Any] | None:
+    text = path.read_text(encoding="utf-8")
+    if not text.startswith("---"):
+        problems.append(
+            Problem(file=path, line=1, message="expected YAML front matter ('---' on line 1)")
+        )
+        return None
+    end = text.find("\n---", 3)
+    if end < 0:
+        problems.append(Problem(file=path, line=1, message="front matter has no closing '---'"))
+        return None
+    try:
+        meta = yaml.safe_load(text[3:end])
+    except yaml.MarkedYAMLError as exc:
+        line = exc.problem_mark.line + 2 if exc.problem_mark else 1
+        problems.append(Problem(file=path, line=line, message=f"front matter: {exc.problem}"))
+        return None
+    if not isinstance(meta, dict):
+        problems.append(Problem(file=path, line=2, message="front matter must be a mapping"))
+        return None
+    return meta
+
+
+def _load_skill(skill_dir: Path, problems: list[Problem]) -> Skill | None:
+    path = skill_dir / "SKILL.md"
+    if not path.is_file():
+        problems.append(Problem(file=skill_dir, message="skill directory has no SKILL.md"))
+        return None
+    meta = _front_matter(path, problems)
+    if meta is None:
+        return None
+    name = meta.get("name")
+    if name != skill_dir.name:
+        problems.append(
+            Problem(
+                file=path,
+                line=2,
+                where="name",
+                message=f"front matter name {name!r} must equal the directory name "
+                f"{skill_dir.name!r}",
+            )
+        )
+        return None
+    versions = {
+        v.stem: hash_bytes(v.read_bytes())
+        for v in sorted((skill_dir / "versions").glob("*.md"))
+        if v.is_file()
+    }
+    return Skill(
+        name=skill_dir.name,
+        description=str(meta.get("description", "")),
+        content_hash=hash_bytes(path.read_bytes()),
+        versions=versions,
+    )
+
+
+def _inside(base: Path, rel: str) -> Path | None:
+    """``base/rel`` if it stays inside ``base``, else None."""
+    target = (base / rel).resolve()
+    return target if target.is_relative_to(base.resolve()) else None
+
+
+def _check_task_refs(
+    task: Task,
+    task_dir: Path,
+    task_file: Path,
+    lines: dict[tuple[str | int, ...], int],
+    pack_dir: Path,
+    rubric_ids: set[str],
+    skill_names: set[str],
+    problems: list[Problem],
+) -> None:
+    def problem(loc: tuple[str | int, ...], message: str) -> None:
+        line = lines.get(loc) or lines.get(loc[:1])
+        where = ".".join(str(p) if isinstance(p, str) else f"[{p}]" for p in loc)
+        problems.append(
+            Problem(file=task_file, line=line, where=where.replace(".[", "["), message=message)
+        )
+
+    for i, rid in enumerate(task.rubrics):
+        if rid not in rubric_ids:
+            problem(("rubrics", i), f"unknown rubric {rid!r}; the pack has {sorted(rubric_ids)}")
+    for i, name in enumerate(task.skills):
+        if name not in skill_names:
+            problem(("skills", i), f"unknown skill {name!r}; the pack has {sorted(skill_names)}")
+    gt_root = pack_dir / "ground_truth"
+    for i, ref in enumerate(task.ground_truth):
+        target = _inside(gt_root, ref)
+        if target is None or not target.exists():
+            problem(("ground_truth", i), f"no file or directory ground_truth/{ref} in the pack")
+    env = task.environment
+    for key, rel in (
+        ("initial_state", env.initial_state),
+        ("database", env.database),
+        ("verify", env.verify),
+    ):
+        if rel is None:
+            continue
+        target = _inside(task_dir, rel)
+        if target is None or not target.exists():
+            problem(("environment", key), f"{rel!r} does not exist in {task_dir.name}/")
+
+
+def load_pack(path: Path | str) -> TaskPack:
+    """Load the pack at ``path`` and check it whole.
+
+    Raises:
+        PackError: with one Problem (file, line, what was expected) per thing wrong.
+    """
+    root = Path(path)
+    manifest_path = root / PACK_FILE
+    if not manifest_path.is_file():
+        raise PackError([Problem(file=manifest_path, message="not a task pack: pack.yaml missing")])
+    problems: list[Problem] = []
+
+    def read(model: type[Any], file: Path) -> tuple[Any, dict[tuple[str | int, ...], int]]:
+        try:
+            data, lines = load_yaml(file)
+        except PackError as exc:
+            problems.extend(exc.problems)
+            return None, {}
+        obj, errs = validate_document(model, data, file, lines)
+        problems.extend(errs)
+        return obj, lines
+
+    manifest, _ = read(PackManifest, manifest_path)
+
+    rubrics: list[Rubric] = []
+    for file in sorted((root / "rubrics").glob("*.y*ml")):
+        rubric, lines = read(Rubric, file)
+        if rubric is None:
+            continue
+        if rubric.id != file.stem:
+            problems.append(
+                Problem(
+                    file=file,
+                    line=lines.get(("id",)),
+                    where="id",
+                    message=f"rubric id {rubric.id!r} must equal the file name {file.stem!r}",
+                )
+            )
+            continue
+        rubrics.append(rubric.model_copy(update={"content_hash": hash_bytes(file.read_bytes())}))
+
+    skills: list[Skill] = []
+    skills_root = root / "skills"
+    if skills_root.is_dir():
+        for skill_dir in sorted(p for p in skills_root.iterdir() if p.is_dir()):
+            skill = _load_skill(skill_dir, problems)
+            if skill is not None:
+                skills.append(skill)
+
+    # References are checked against what exists on disk, so one broken rubric or skill
+    # is reported once, not again by every task that names it.
+    rubric_ids = {f.stem for f in (root / "rubrics").glob("*.y*ml")}
+    skill_names = (
+        {p.name for p in skills_root.iterdir() if p.is_dir()} if skills_root.is_dir() else set()
+    )
+    tasks: list[Task] = []
+    tasks_root = root / "tasks"
+    if tasks_root.is_dir():
+        for task_dir in sorted(p for p in tasks_root.iterdir() if p.is_dir()):
+            task_file = task_dir / "task.yaml"
+            if not task_file.is_file():
+                problems.append(Problem(file=task_dir, message="task directory has no task.yaml"))
+                continue
+            try:
+                data, lines = load_yaml(task_file)
+            except PackError as exc:
+                problems.extend(exc.problems)
+                continue
+            if isinstance(data, dict):
+                data.setdefault("id", task_dir.name)
+            task, errs = validate_document(Task, data, task_file, lines)
+            problems.extend(errs)
+            if task is None:
+                continue
+            if task.id != task_dir.name:
+                problems.append(
+                    Problem(
+                        file=task_file,
+                        line=lines.get(("id",)),
+                        where="id",
+                        message=f"task id {task.id!r} must equal its directory {task_dir.name!r}",
+                    )
+                )
+                continue
+            _check_task_refs(
+                task, task_dir, task_file, lines, root, rubric_ids, skill_names, problems
+            )
+            tasks.append(task.model_copy(update={"content_hash": hash_tree(task_dir)}))
+
+    if problems or manifest is None:
+        raise PackError(problems)
+    return TaskPack(
+        id=manifest.id,
+        version=manifest.version,
+        environment=manifest.environment,
+        description=manifest.description,
+        tasks=tasks,
+        rubrics=rubrics,
+        skills=skills,
+        content_hash=hash_tree(root),
+    )

@@ -1,0 +1,134 @@
+"""Task packs: tasks, their environments and ground truth, rubrics and expert skills."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+from pydantic import Field, NonNegativeInt, PositiveFloat, PositiveInt, model_validator
+
+from lhbench.schema.base import Schema, VersionLabel
+from lhbench.schema.rubric import Rubric
+
+__all__ = [
+    "ComplexityTags",
+    "EnvironmentKind",
+    "EnvironmentSpec",
+    "Skill",
+    "Task",
+    "TaskLimits",
+    "TaskPack",
+]
+
+_ID = r"^[a-z0-9][a-z0-9_.\-]*$"
+
+
+class EnvironmentKind(StrEnum):
+    """The kinds of environment a pack's tasks run in."""
+
+    FILESYSTEM = "filesystem"
+    SQL = "sql"
+    WEB = "web"
+    FIGMA_TO_CODE = "figma-to-code"
+    PROGRAMMATIC_CONTENT = "programmatic-content"
+    NONE = "none"
+
+
+class EnvironmentSpec(Schema):
+    """Where a task's initial state comes from and how its final state is checked.
+
+    Paths are relative to the task's directory.
+    """
+
+    initial_state: str | None = Field(default=None, description="Directory copied per run.")
+    database: str | None = Field(default=None, description="Schema + data dump (SQL).")
+    verify: str | None = Field(default=None, description="Python script that checks the state.")
+    mcp_servers: list[str] = Field(default_factory=list, description="Pack MCP servers to wire.")
+
+
+class ComplexityTags(Schema):
+    """What makes a task hard, for slicing results (LH-Bench groups by these)."""
+
+    category: str | None = None
+    subdomain: str | None = None
+    frame_count: NonNegativeInt | None = None
+    asset_density: str | None = None
+    route_complexity: str | None = None
+    extra: dict[str, str | int | float | bool] = Field(default_factory=dict)
+
+
+class TaskLimits(Schema):
+    """Per-run limits; a run that exceeds one is stopped and recorded as such."""
+
+    wall_seconds: PositiveFloat | None = None
+    tool_calls: PositiveInt | None = None
+
+
+class Task(Schema):
+    """One task: a single instruction, or a list of user turns for a multi-turn task."""
+
+    id: str = Field(pattern=_ID)
+    title: str = Field(min_length=1)
+    instruction: str | None = None
+    turns: list[str] | None = None
+    environment: EnvironmentSpec = Field(default_factory=EnvironmentSpec)
+    ground_truth: list[str] = Field(
+        default_factory=list, description="Paths under the pack's ground_truth/."
+    )
+    rubrics: list[str] = Field(default_factory=list, description="Rubric ids in the pack.")
+    skills: list[str] = Field(default_factory=list, description="Skill names in the pack.")
+    tags: ComplexityTags = Field(default_factory=ComplexityTags)
+    limits: TaskLimits = Field(default_factory=TaskLimits)
+    content_hash: str = Field(default="", description="Set by the pack loader.")
+
+    @model_validator(mode="after")
+    def _one_prompt_form(self) -> Task:
+        if (self.instruction is None) == (self.turns is None):
+            raise ValueError("give exactly one of 'instruction' (one prompt) or 'turns' (a list)")
+        if self.turns is not None and (not self.turns or any(not t.strip() for t in self.turns)):
+            raise ValueError("'turns' must be a non-empty list of non-empty user messages")
+        if self.instruction is not None and not self.instruction.strip():
+            raise ValueError("'instruction' is empty")
+        return self
+
+    @property
+    def user_turns(self) -> list[str]:
+        """The user messages in order (one for a single-instruction task)."""
+        return list(self.turns) if self.turns is not None else [self.instruction or ""]
+
+
+class Skill(Schema):
+    """An expert SKILL.md and its named variants (``skills/<name>/versions/<v>.md``)."""
+
+    name: str = Field(pattern=_ID)
+    description: str = ""
+    content_hash: str = ""
+    versions: dict[str, str] = Field(
+        default_factory=dict, description="Variant name -> content hash of versions/<v>.md."
+    )
+
+
+class TaskPack(Schema):
+    """A task pack as loaded from disk, identified by its content hash."""
+
+    id: str = Field(pattern=_ID)
+    version: VersionLabel
+    environment: EnvironmentKind
+    description: str = ""
+    tasks: list[Task] = Field(default_factory=list)
+    rubrics: list[Rubric] = Field(default_factory=list)
+    skills: list[Skill] = Field(default_factory=list)
+    content_hash: str = Field(default="", description="Hash of every file in the pack.")
+
+    def task(self, task_id: str) -> Task:
+        """The task with this id (KeyError if none)."""
+        for t in self.tasks:
+            if t.id == task_id:
+                return t
+        raise KeyError(task_id)
+
+    def rubric(self, rubric_id: str) -> Rubric:
+        """The rubric with this id (KeyError if none)."""
+        for r in self.rubrics:
+            if r.id == rubric_id:
+                return r
+        raise KeyError(rubric_id)

@@ -1,0 +1,159 @@
+"""Runs of a harness on a task, and their trajectories and artifacts."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+
+from pydantic import AwareDatetime, Field, NonNegativeFloat, NonNegativeInt, model_validator
+
+from lhbench.schema.base import Schema, Usage
+
+__all__ = [
+    "Artifact",
+    "Role",
+    "Run",
+    "RunStatus",
+    "Step",
+    "StepKind",
+    "Trajectory",
+]
+
+
+class RunStatus(StrEnum):
+    """Where a run stands. ``incomplete`` is a transcript that stopped mid-run."""
+
+    PENDING = "pending"
+    RUNNING = "running"
+    COMPLETED = "completed"
+    FAILED = "failed"
+    TIMED_OUT = "timed_out"
+    LIMIT_EXCEEDED = "limit_exceeded"
+    INCOMPLETE = "incomplete"
+
+
+class Run(Schema):
+    """One harness × model × task attempt, tagged with the versions it ran under."""
+
+    id: str = Field(min_length=1)
+    pack_id: str
+    pack_hash: str = ""
+    task_id: str
+    harness: str = Field(min_length=1)
+    harness_version: str | None = None
+    model: str = Field(min_length=1)
+    versions: dict[str, str] = Field(
+        default_factory=dict, description='Ablation tags, e.g. {"skill": "v1", "prompt": "v0"}.'
+    )
+    repeat: NonNegativeInt = 0
+    status: RunStatus = RunStatus.PENDING
+    started_at: AwareDatetime | None = None
+    ended_at: AwareDatetime | None = None
+    usage: Usage = Field(default_factory=Usage)
+    cost_usd: NonNegativeFloat | None = None
+    error: str | None = None
+    source: str | None = Field(default=None, description="Where an imported run came from.")
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+    @property
+    def duration_s(self) -> float | None:
+        """Wall-clock seconds, when both ends are known."""
+        if self.started_at is None or self.ended_at is None:
+            return None
+        return (self.ended_at - self.started_at).total_seconds()
+
+    @model_validator(mode="after")
+    def _ordered_times(self) -> Run:
+        if self.started_at and self.ended_at and self.ended_at < self.started_at:
+            raise ValueError("ended_at is before started_at")
+        return self
+
+
+class Role(StrEnum):
+    """Who produced a step."""
+
+    SYSTEM = "system"
+    USER = "user"
+    ASSISTANT = "assistant"
+    TOOL = "tool"
+    HARNESS = "harness"
+
+
+class StepKind(StrEnum):
+    """What a step is."""
+
+    MESSAGE = "message"
+    TOOL_CALL = "tool_call"
+    TOOL_RESULT = "tool_result"
+    THINKING = "thinking"
+    ERROR = "error"
+    HOOK = "hook"
+    COMPACTION = "compaction"
+
+
+class Step(Schema):
+    """One event of a trajectory, in order (``index`` is 0-based and contiguous)."""
+
+    index: NonNegativeInt
+    role: Role
+    kind: StepKind
+    content: str = ""
+    tool_name: str | None = None
+    tool_call_id: str | None = None
+    tool_input: dict[str, Any] | None = None
+    tool_output: str | None = None
+    is_error: bool = False
+    exit_code: int | None = None
+    timestamp: AwareDatetime | None = None
+    usage: Usage | None = None
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _tool_fields(self) -> Step:
+        if self.kind in (StepKind.TOOL_CALL, StepKind.TOOL_RESULT) and not (
+            self.tool_name or self.tool_call_id
+        ):
+            raise ValueError(f"a {self.kind} step needs tool_name or tool_call_id")
+        return self
+
+
+class Trajectory(Schema):
+    """Everything a run did, as one normalized list of steps."""
+
+    run_id: str
+    steps: list[Step] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _contiguous(self) -> Trajectory:
+        for i, step in enumerate(self.steps):
+            if step.index != i:
+                raise ValueError(f"steps[{i}] has index {step.index}; indices must be 0..n-1")
+        return self
+
+    @property
+    def tool_calls(self) -> list[Step]:
+        """The tool-call steps."""
+        return [s for s in self.steps if s.kind == StepKind.TOOL_CALL]
+
+    @property
+    def errors(self) -> list[Step]:
+        """Steps that record an error: error events and failed tool results."""
+        return [s for s in self.steps if s.kind == StepKind.ERROR or s.is_error]
+
+    @property
+    def started_at(self) -> datetime | None:
+        """Timestamp of the first timestamped step."""
+        return next((s.timestamp for s in self.steps if s.timestamp), None)
+
+
+class Artifact(Schema):
+    """A file a run produced (a screenshot, a build, a report), addressed by its hash."""
+
+    run_id: str
+    name: str = Field(min_length=1, description="Path-like name inside the run.")
+    media_type: str = "application/octet-stream"
+    sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
+    size: NonNegativeInt
+    content: bytes | None = Field(default=None, description="Inline bytes, for small files.")
+    uri: str | None = Field(default=None, description="Where the bytes live otherwise.")

@@ -1,0 +1,89 @@
+"""Engines and migrations: SQLite by default, PostgreSQL by URL, always at Alembic head."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from alembic import command
+from alembic.config import Config
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
+from sqlalchemy import Engine, create_engine, event
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError, NoSuchModuleError, OperationalError
+
+from lhbench.errors import StoreError
+
+__all__ = ["alembic_config", "current_revision", "head_revision", "make_engine", "upgrade"]
+
+MIGRATIONS = Path(__file__).parent / "migrations"
+
+
+def _normalize(url: str) -> str:
+    # Users write postgresql://…; we ship psycopg 3, not psycopg2.
+    if url.startswith("postgresql://") or url.startswith("postgres://"):
+        return "postgresql+psycopg://" + url.split("://", 1)[1]
+    return url
+
+
+def make_engine(url: str) -> Engine:
+    """An engine for ``url``; SQLite files get WAL, foreign keys and a busy timeout."""
+    try:
+        parsed = make_url(_normalize(url))
+    except ArgumentError as exc:
+        raise StoreError(f"store URL {url!r} is not a database URL: {exc}") from None
+    kwargs: dict[str, Any] = {}
+    if parsed.get_backend_name() == "sqlite":
+        if parsed.database and parsed.database != ":memory:":
+            Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
+        kwargs["connect_args"] = {"timeout": 30}
+    else:
+        kwargs["pool_pre_ping"] = True
+    try:
+        engine = create_engine(parsed, **kwargs)
+    except (ArgumentError, NoSuchModuleError) as exc:
+        raise StoreError(f"store URL {url!r}: {exc}") from None
+    if parsed.get_backend_name() == "sqlite":
+
+        @event.listens_for(engine, "connect")
+        def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
+            cur = dbapi_conn.cursor()
+            cur.execute("PRAGMA foreign_keys=ON")
+            cur.execute("PRAGMA journal_mode=WAL")
+            cur.execute("PRAGMA synchronous=NORMAL")
+            cur.close()
+
+    return engine
+
+
+def alembic_config() -> Config:
+    """Alembic configuration pointing at the migrations shipped in the package."""
+    cfg = Config()
+    cfg.set_main_option("script_location", str(MIGRATIONS))
+    return cfg
+
+
+def head_revision() -> str | None:
+    """The newest migration the package ships."""
+    return ScriptDirectory.from_config(alembic_config()).get_current_head()
+
+
+def current_revision(engine: Engine) -> str | None:
+    """The migration the database is at (None for an empty database)."""
+    with engine.connect() as conn:
+        return MigrationContext.configure(conn).get_current_revision()
+
+
+def upgrade(engine: Engine, revision: str = "head") -> None:
+    """Bring the database to ``revision``; a no-op when it is already there."""
+    cfg = alembic_config()
+    try:
+        with engine.begin() as conn:
+            cfg.attributes["connection"] = conn
+            command.upgrade(cfg, revision)
+    except OperationalError as exc:
+        raise StoreError(
+            f"cannot open the store at {engine.url.render_as_string(hide_password=True)}: "
+            f"{exc.orig}"
+        ) from None

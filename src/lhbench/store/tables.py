@@ -1,0 +1,250 @@
+"""ORM tables. JSON columns are JSONB on PostgreSQL; datetimes are stored as UTC."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import (
+    JSON,
+    Boolean,
+    DateTime,
+    Dialect,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    LargeBinary,
+    MetaData,
+    String,
+    Text,
+    TypeDecorator,
+)
+from sqlalchemy.dialects.postgresql import JSONB
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+__all__ = [
+    "ArtifactRow",
+    "Base",
+    "GradeRow",
+    "LabelRow",
+    "PackRow",
+    "ResponseCacheRow",
+    "RubricRow",
+    "RunRow",
+    "StepRow",
+    "TaskRow",
+    "VerdictRow",
+    "VoteRow",
+]
+
+JsonDoc = JSON().with_variant(JSONB(), "postgresql")
+
+
+class UTCDateTime(TypeDecorator[datetime]):
+    """Timezone-aware in and out, on SQLite (which stores naive text) as on PostgreSQL."""
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            raise ValueError("naive datetime given to the store; use timezone-aware UTC")
+        value = value.astimezone(UTC)
+        return value.replace(tzinfo=None) if dialect.name == "sqlite" else value
+
+    def process_result_value(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+_NAMING = {
+    "ix": "ix_%(column_0_label)s",
+    "uq": "uq_%(table_name)s_%(column_0_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+
+class Base(DeclarativeBase):
+    """Declarative base with stable constraint names (Alembic needs them on SQLite)."""
+
+    metadata = MetaData(naming_convention=_NAMING)
+
+
+class PackRow(Base):
+    """A pack version, by content hash; ``document`` is its manifest part."""
+
+    __tablename__ = "packs"
+    content_hash: Mapped[str] = mapped_column(String(64), primary_key=True)
+    id: Mapped[str] = mapped_column(String(200), index=True)
+    version: Mapped[str] = mapped_column(String(100))
+    environment: Mapped[str] = mapped_column(String(50))
+    document: Mapped[dict[str, Any]] = mapped_column(JsonDoc)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime)
+
+
+class TaskRow(Base):
+    """A task inside one pack version."""
+
+    __tablename__ = "tasks"
+    pack_hash: Mapped[str] = mapped_column(
+        ForeignKey("packs.content_hash", ondelete="CASCADE"), primary_key=True
+    )
+    task_id: Mapped[str] = mapped_column(String(200), primary_key=True)
+    content_hash: Mapped[str] = mapped_column(String(64), index=True)
+    position: Mapped[int] = mapped_column(Integer)
+    document: Mapped[dict[str, Any]] = mapped_column(JsonDoc)
+
+
+class RubricRow(Base):
+    """A rubric inside one pack version."""
+
+    __tablename__ = "rubrics"
+    pack_hash: Mapped[str] = mapped_column(
+        ForeignKey("packs.content_hash", ondelete="CASCADE"), primary_key=True
+    )
+    rubric_id: Mapped[str] = mapped_column(String(200), primary_key=True)
+    family: Mapped[str] = mapped_column(String(200), index=True)
+    version: Mapped[str] = mapped_column(String(100))
+    content_hash: Mapped[str] = mapped_column(String(64))
+    position: Mapped[int] = mapped_column(Integer)
+    document: Mapped[dict[str, Any]] = mapped_column(JsonDoc)
+
+
+class RunRow(Base):
+    """One run; ``versions`` is queryable per key on both backends."""
+
+    __tablename__ = "runs"
+    id: Mapped[str] = mapped_column(String(200), primary_key=True)
+    pack_id: Mapped[str] = mapped_column(String(200))
+    pack_hash: Mapped[str] = mapped_column(String(64))
+    task_id: Mapped[str] = mapped_column(String(200))
+    harness: Mapped[str] = mapped_column(String(100))
+    harness_version: Mapped[str | None] = mapped_column(String(100))
+    model: Mapped[str] = mapped_column(String(200))
+    versions: Mapped[dict[str, str]] = mapped_column(JsonDoc)
+    repeat: Mapped[int] = mapped_column(Integer)
+    status: Mapped[str] = mapped_column(String(30), index=True)
+    started_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    ended_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    usage: Mapped[dict[str, Any]] = mapped_column(JsonDoc)
+    cost_usd: Mapped[float | None] = mapped_column(Float)
+    error: Mapped[str | None] = mapped_column(Text)
+    source: Mapped[str | None] = mapped_column(Text)
+    metadata_: Mapped[dict[str, Any]] = mapped_column("metadata", JsonDoc)
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime)
+
+    __table_args__ = (
+        Index("ix_runs_pack_task", "pack_id", "task_id"),
+        Index("ix_runs_harness_model", "harness", "model"),
+    )
+
+
+class StepRow(Base):
+    """One trajectory step."""
+
+    __tablename__ = "steps"
+    run_id: Mapped[str] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True)
+    idx: Mapped[int] = mapped_column(Integer, primary_key=True)
+    role: Mapped[str] = mapped_column(String(20))
+    kind: Mapped[str] = mapped_column(String(20))
+    content: Mapped[str] = mapped_column(Text)
+    tool_name: Mapped[str | None] = mapped_column(String(200))
+    tool_call_id: Mapped[str | None] = mapped_column(String(200))
+    tool_input: Mapped[dict[str, Any] | None] = mapped_column(JsonDoc)
+    tool_output: Mapped[str | None] = mapped_column(Text)
+    is_error: Mapped[bool] = mapped_column(Boolean)
+    exit_code: Mapped[int | None] = mapped_column(Integer)
+    timestamp: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    usage: Mapped[dict[str, Any] | None] = mapped_column(JsonDoc)
+    metadata_: Mapped[dict[str, Any]] = mapped_column("metadata", JsonDoc)
+
+
+class ArtifactRow(Base):
+    """A file a run produced."""
+
+    __tablename__ = "artifacts"
+    run_id: Mapped[str] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True)
+    name: Mapped[str] = mapped_column(String(500), primary_key=True)
+    media_type: Mapped[str] = mapped_column(String(100))
+    sha256: Mapped[str] = mapped_column(String(64), index=True)
+    size: Mapped[int] = mapped_column(Integer)
+    content: Mapped[bytes | None] = mapped_column(LargeBinary)
+    uri: Mapped[str | None] = mapped_column(Text)
+
+
+class GradeRow(Base):
+    """One grade; unique on cache_key so the same grade is written once."""
+
+    __tablename__ = "grades"
+    id: Mapped[str] = mapped_column(String(200), primary_key=True)
+    cache_key: Mapped[str] = mapped_column(String(128), unique=True)
+    run_id: Mapped[str] = mapped_column(String(200), index=True)
+    rubric_id: Mapped[str] = mapped_column(String(200))
+    rubric_version: Mapped[str] = mapped_column(String(100))
+    tier: Mapped[str] = mapped_column(String(20))
+    judge_kind: Mapped[str] = mapped_column(String(20))
+    judge_model: Mapped[str] = mapped_column(String(200))
+    judge_family: Mapped[str | None] = mapped_column(String(100))
+    status: Mapped[str] = mapped_column(String(20))
+    tier_score: Mapped[float | None] = mapped_column(Float)
+    repeat: Mapped[int] = mapped_column(Integer)
+    document: Mapped[dict[str, Any]] = mapped_column(JsonDoc)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime)
+
+
+class VerdictRow(Base):
+    """One binary verdict; unique on cache_key."""
+
+    __tablename__ = "verdicts"
+    id: Mapped[str] = mapped_column(String(200), primary_key=True)
+    cache_key: Mapped[str] = mapped_column(String(128), unique=True)
+    run_id: Mapped[str] = mapped_column(String(200), index=True)
+    judge_kind: Mapped[str] = mapped_column(String(20))
+    judge_model: Mapped[str] = mapped_column(String(200))
+    verdict: Mapped[str | None] = mapped_column(String(4))
+    repeat: Mapped[int] = mapped_column(Integer)
+    document: Mapped[dict[str, Any]] = mapped_column(JsonDoc)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime)
+
+
+class VoteRow(Base):
+    """One pairwise preference vote (human, or a pairwise judge: see ``rater_kind``)."""
+
+    __tablename__ = "votes"
+    id: Mapped[str] = mapped_column(String(200), primary_key=True)
+    pack_id: Mapped[str] = mapped_column(String(200))
+    task_id: Mapped[str] = mapped_column(String(200))
+    run_a: Mapped[str] = mapped_column(String(200), index=True)
+    run_b: Mapped[str] = mapped_column(String(200), index=True)
+    left: Mapped[str] = mapped_column(String(1))
+    winner: Mapped[str] = mapped_column(String(3))
+    quality: Mapped[int | None] = mapped_column(Integer)
+    annotator: Mapped[str] = mapped_column(String(200))
+    rater_kind: Mapped[str] = mapped_column(String(20), index=True)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime)
+
+
+class LabelRow(Base):
+    """A run's ground-truth label from one source."""
+
+    __tablename__ = "labels"
+    run_id: Mapped[str] = mapped_column(String(200), primary_key=True)
+    source: Mapped[str] = mapped_column(String(200), primary_key=True)
+    passed: Mapped[bool] = mapped_column(Boolean)
+    detail: Mapped[str] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime)
+
+
+class ResponseCacheRow(Base):
+    """A model response, content-addressed by its request (used by lhbench.models)."""
+
+    __tablename__ = "response_cache"
+    key: Mapped[str] = mapped_column(String(128), primary_key=True)
+    model: Mapped[str] = mapped_column(String(200))
+    response: Mapped[dict[str, Any]] = mapped_column(JsonDoc)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime)
