@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
@@ -17,6 +17,9 @@ from lhbench.errors import ConfigError, LhbenchError, PackError
 from lhbench.packs import bundled_pack_dirs, find_pack_dirs, load_pack
 from lhbench.schema import TaskPack, export_json_schemas
 from lhbench.store import Store, current_revision, head_revision, make_engine, upgrade
+
+if TYPE_CHECKING:
+    from lhbench.analysis import ReportFiles
 
 __all__ = ["app", "main"]
 
@@ -123,6 +126,8 @@ def demo(db: DbOption = None) -> None:
             f"store: {store.engine.url.render_as_string(hide_password=True)} "
             f"({new} new pack version(s) recorded)"
         )
+        files = _write_report(store, settings.home / "report", "harness,model", None, None, 0)
+    out.print(f"report: {files.html}")
 
 
 @packs_app.command("validate")
@@ -256,6 +261,50 @@ def runs_list(
             str(r.errors),
         )
     out.print(table)
+
+
+@app.command()
+def report(
+    db: DbOption = None,
+    out_dir: Annotated[
+        Path | None, typer.Option("--out", help="Output directory (default: <home>/report).")
+    ] = None,
+    by: Annotated[
+        str, typer.Option(help="Group runs by these keys (harness, model, versions.K …).")
+    ] = "harness,model",
+    ablation: Annotated[
+        str | None, typer.Option(help="A versions key to report deltas for (e.g. skill).")
+    ] = None,
+    baseline: Annotated[str | None, typer.Option(help="The ablation's baseline value.")] = None,
+    seed: Annotated[int, typer.Option(help="Bootstrap seed.")] = 0,
+) -> None:
+    """Write Markdown, CSV and a self-contained HTML report of what the store holds."""
+    settings = _settings(db)
+    with Store.open(settings.database_url) as store:
+        files = _write_report(
+            store, out_dir or settings.home / "report", by, ablation, baseline, seed
+        )
+    out.print(
+        f"report: {files.html} (Markdown: {files.markdown.name}, {len(files.csv)} CSV file(s))"
+    )
+
+
+def _write_report(
+    store: Store, directory: Path, by: str, ablation: str | None, baseline: str | None, seed: int
+) -> ReportFiles:
+    from lhbench.analysis import ReportData, write_report  # numpy/scipy: only when reporting
+
+    keys = [k.strip() for k in by.split(",") if k.strip()]
+    if not keys:
+        raise ConfigError("--by: give at least one key (harness, model, versions.K)")
+    return write_report(
+        ReportData.from_store(store),
+        directory,
+        by=keys,
+        ablation=ablation,
+        baseline=baseline,
+        seed=seed,
+    )
 
 
 @app.command()

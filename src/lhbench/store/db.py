@@ -3,17 +3,18 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from alembic import command
-from alembic.config import Config
-from alembic.runtime.migration import MigrationContext
-from alembic.script import ScriptDirectory
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, NoSuchModuleError, OperationalError
 
 from lhbench.errors import StoreError
+
+if TYPE_CHECKING:
+    from alembic.config import Config
+
+# Alembic is imported where it is used: it costs ~0.7 s, and most commands never migrate.
 
 __all__ = ["alembic_config", "current_revision", "head_revision", "make_engine", "upgrade"]
 
@@ -59,6 +60,8 @@ def make_engine(url: str) -> Engine:
 
 def alembic_config() -> Config:
     """Alembic configuration pointing at the migrations shipped in the package."""
+    from alembic.config import Config
+
     cfg = Config()
     cfg.set_main_option("script_location", str(MIGRATIONS))
     return cfg
@@ -66,17 +69,23 @@ def alembic_config() -> Config:
 
 def head_revision() -> str | None:
     """The newest migration the package ships."""
+    from alembic.script import ScriptDirectory
+
     return ScriptDirectory.from_config(alembic_config()).get_current_head()
 
 
 def current_revision(engine: Engine) -> str | None:
     """The migration the database is at (None for an empty database)."""
+    from alembic.runtime.migration import MigrationContext
+
     with engine.connect() as conn:
         return MigrationContext.configure(conn).get_current_revision()
 
 
 def upgrade(engine: Engine, revision: str = "head") -> None:
     """Bring the database to ``revision``; a no-op when it is already there."""
+    from alembic import command
+
     cfg = alembic_config()
     try:
         with engine.begin() as conn:
