@@ -263,6 +263,42 @@ def runs_list(
     out.print(table)
 
 
+@app.command("judge")
+def judge(
+    pack: Annotated[str, typer.Option(help="Pack id whose stored runs are graded.")],
+    tier: Annotated[str, typer.Option(help="process, output or behavior.")] = "process",
+    panel: Annotated[
+        str | None, typer.Option(help="Judge models, comma-separated (aliases or model strings).")
+    ] = None,
+    rubric: Annotated[str | None, typer.Option(help="Rubric id (default: the tasks' own).")] = None,
+    runs: Annotated[str | None, typer.Option(help="Only these run ids, comma-separated.")] = None,
+    repeats: Annotated[
+        int, typer.Option(min=1, help="Grades per run and judge (noise floor).")
+    ] = 1,
+    concurrency: Annotated[int, typer.Option(min=1, help="Grades in flight.")] = 32,
+    no_cache: Annotated[
+        bool, typer.Option("--no-cache", help="Bypass the response cache.")
+    ] = False,
+    as_json: JsonOption = False,
+    db: DbOption = None,
+) -> None:
+    """Grade stored runs with a rubric-judge panel; a restarted job does only what is missing."""
+    from lhbench.judge_cli import judge_command  # pydantic-ai loads only when judging
+
+    judge_command(
+        pack=pack,
+        tier=tier,
+        panel=panel,
+        rubric=rubric,
+        runs=runs,
+        repeats=repeats,
+        concurrency=concurrency,
+        no_cache=no_cache,
+        as_json=as_json,
+        db=db,
+    )
+
+
 @app.command()
 def report(
     db: DbOption = None,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from pydantic import Field, ValidationError
 from pydantic_settings import (
@@ -32,6 +33,13 @@ class Settings(BaseSettings):
     )
     pack_paths: list[Path] = Field(
         default_factory=list, description="Extra directories searched for packs."
+    )
+    models: dict[str, dict[str, Any]] = Field(
+        default_factory=dict,
+        description="Model aliases: [models.NAME] with model, base_url, family, prices, limits.",
+    )
+    judge_panel: list[str] = Field(
+        default_factory=list, description="Default rubric-judge panel (aliases or model strings)."
     )
 
     @classmethod

@@ -35,6 +35,7 @@ from lhbench.store.tables import (
     GradeRow,
     LabelRow,
     PackRow,
+    ResponseCacheRow,
     RubricRow,
     RunRow,
     StepRow,
@@ -283,6 +284,22 @@ class Store:
                 }
             )
 
+    def get_task(self, pack_hash: str, task_id: str) -> Task | None:
+        """One task of a stored pack version, or None."""
+        with Session(self.engine) as s:
+            row = s.get(TaskRow, (pack_hash, task_id))
+            return None if row is None else Task.model_validate(row.document)
+
+    def latest_pack_hash(self, pack_id: str) -> str | None:
+        """Content hash of the most recently stored version of a pack."""
+        with Session(self.engine) as s:
+            return s.scalar(
+                select(PackRow.content_hash)
+                .where(PackRow.id == pack_id)
+                .order_by(PackRow.created_at.desc())
+                .limit(1)
+            )
+
     def list_pack_versions(self) -> list[tuple[str, str, str]]:
         """(pack id, version, content hash) of every stored pack version."""
         with Session(self.engine) as s:
@@ -468,8 +485,10 @@ class Store:
 
     def has_grade(self, cache_key: str) -> bool:
         """Whether a grade with this cache key is stored."""
-        with Session(self.engine) as s:
-            return (s.scalar(select(func.count()).where(GradeRow.cache_key == cache_key)) or 0) > 0
+        table = GradeRow.__table__
+        with self.engine.connect() as conn:
+            found = conn.execute(select(table.c.id).where(table.c.cache_key == cache_key).limit(1))
+            return found.first() is not None
 
     def list_grades(
         self,
@@ -595,6 +614,26 @@ class Store:
                 )
                 for r in s.scalars(stmt).all()
             ]
+
+    # model response cache ------------------------------------------------------------------
+
+    def get_cached_response(self, key: str) -> dict[str, Any] | None:
+        """The cached model response for a request key, or None."""
+        # Core, not the ORM: this runs once per model call
+        table = ResponseCacheRow.__table__
+        with self.engine.connect() as conn:
+            doc = conn.execute(select(table.c.response).where(table.c.key == key)).scalar()
+            return None if doc is None else dict(doc)
+
+    def put_cached_response(self, key: str, model: str, response: dict[str, Any]) -> None:
+        """Keep a model response under its request key (first write wins)."""
+        stmt = (
+            self._insert(ResponseCacheRow)
+            .values(key=key, model=model, response=response, created_at=utcnow())
+            .on_conflict_do_nothing()
+        )
+        with self.engine.begin() as conn:
+            conn.execute(stmt)
 
     def counts(self) -> dict[str, int]:
         """Rows per table, for summaries."""

@@ -1,0 +1,41 @@
+"""Judges: rubric judges, the multi-family panel, pairwise comparison, grading jobs."""
+
+from lhbench.judges.job import JudgeJobSummary, load_evidence, noise_floor, run_judge_job
+from lhbench.judges.output import DimensionAnswer, PairwiseAnswer, RubricAnswer, check_rubric_answer
+from lhbench.judges.pairwise import PairwiseJudge, PairwiseOutcome
+from lhbench.judges.panel import JudgePanel, PanelResult
+from lhbench.judges.prompts import PAIRWISE_PROMPT_VERSION, RUBRIC_PROMPT_VERSION
+from lhbench.judges.render import RenderedTrajectory, estimate_tokens, fence, render_trajectory
+from lhbench.judges.rubric import (
+    Evidence,
+    PreparedPrompt,
+    RubricJudge,
+    grade_cache_key,
+    raw_output,
+)
+
+__all__ = [
+    "PAIRWISE_PROMPT_VERSION",
+    "RUBRIC_PROMPT_VERSION",
+    "DimensionAnswer",
+    "Evidence",
+    "JudgeJobSummary",
+    "JudgePanel",
+    "PairwiseAnswer",
+    "PairwiseJudge",
+    "PairwiseOutcome",
+    "PanelResult",
+    "PreparedPrompt",
+    "RenderedTrajectory",
+    "RubricAnswer",
+    "RubricJudge",
+    "check_rubric_answer",
+    "estimate_tokens",
+    "fence",
+    "grade_cache_key",
+    "load_evidence",
+    "noise_floor",
+    "raw_output",
+    "render_trajectory",
+    "run_judge_job",
+]

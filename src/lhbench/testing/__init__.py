@@ -1,0 +1,29 @@
+"""The local model stub: a real OpenAI-compatible HTTP server on 127.0.0.1, run from a script.
+
+Used by tests, ``bench/`` scripts and users dry-running a judge configuration offline.
+"""
+
+from lhbench.testing.scripts import dimension_ids, hashed_scores, rubric_judge_script, run_mark
+from lhbench.testing.stub import (
+    FAULTS,
+    Fault,
+    ModelStub,
+    StubReply,
+    StubRequest,
+    StubScript,
+    load_script,
+)
+
+__all__ = [
+    "FAULTS",
+    "Fault",
+    "ModelStub",
+    "StubReply",
+    "StubRequest",
+    "StubScript",
+    "dimension_ids",
+    "hashed_scores",
+    "load_script",
+    "rubric_judge_script",
+    "run_mark",
+]
