@@ -299,6 +299,79 @@ def judge(
     )
 
 
+@app.command("import")
+def import_(
+    fmt: Annotated[
+        str,
+        typer.Argument(
+            metavar="FORMAT",
+            help="claude-code, codex, gemini-cli, osworld, inspect, jsonl or auto.",
+        ),
+    ],
+    paths: Annotated[list[Path], typer.Argument(help="Files, or directories to import whole.")],
+    pack: Annotated[str | None, typer.Option(help="File the runs under this pack id.")] = None,
+    task: Annotated[str | None, typer.Option(help="…and this task id.")] = None,
+    harness: Annotated[
+        str | None, typer.Option(help="Harness name (default: the format's).")
+    ] = None,
+    model: Annotated[
+        str | None, typer.Option(help="Model string (default: from the transcript).")
+    ] = None,
+    versions: Annotated[
+        list[str] | None, typer.Option("--versions", help="Version tags key=value,…")
+    ] = None,
+    strict: Annotated[bool, typer.Option(help="Stop at the first unreadable line.")] = False,
+    as_json: JsonOption = False,
+    db: DbOption = None,
+) -> None:
+    """Import existing transcripts as runs; re-importing a file is a no-op."""
+    from rich.progress import Progress
+
+    from lhbench.import_cli import collect_files, import_paths
+
+    files = collect_files(paths)
+    with (
+        _open_store(db) as store,
+        Progress(console=err, disable=as_json or len(files) < 2, transient=True) as bar,
+    ):
+        job = bar.add_task("importing", total=len(files))
+        summary = import_paths(
+            store,
+            files,
+            fmt=fmt,
+            pack=pack,
+            task=task,
+            harness=harness,
+            model=model,
+            versions=parse_versions(versions),
+            strict=strict,
+            on_file=lambda _p: bar.advance(job),
+        )
+    result = {
+        "files": summary.files,
+        "runs": summary.runs,
+        "already_imported": summary.already,
+        "incomplete": summary.incomplete,
+        "steps": summary.steps,
+        "skipped_lines": [str(e) for e in summary.skipped_lines],
+        "run_ids": summary.run_ids,
+        "by_format": summary.by_format,
+    }
+    if as_json:
+        out.print_json(json.dumps(result))
+        return
+    for e in summary.skipped_lines[:20]:
+        err.print(f"[yellow]skipped[/yellow] {e}", highlight=False, soft_wrap=True)
+    if len(summary.skipped_lines) > 20:
+        err.print(f"… and {len(summary.skipped_lines) - 20} more skipped line(s)")
+    out.print(
+        f"imported {summary.runs} run(s) ({summary.steps} steps) from {summary.files} file(s); "
+        f"{summary.already} already imported; {summary.incomplete} incomplete; "
+        f"{len(summary.skipped_lines)} line(s) skipped",
+        soft_wrap=True,
+    )
+
+
 @app.command()
 def report(
     db: DbOption = None,

@@ -3,6 +3,16 @@
 from lhbench.analysis.agreement import PanelAgreement, panel_agreement
 from lhbench.analysis.data import ReportData, group_label
 from lhbench.analysis.elo import ELO_L2_PENALTY, EloResult, bradley_terry_elo
+from lhbench.analysis.failures import (
+    AgentFailureRow,
+    ErrorEvent,
+    ErrorType,
+    TypeRow,
+    agent_table,
+    classify_text,
+    error_events,
+    type_table,
+)
 from lhbench.analysis.preference import (
     CycleResult,
     OutcomeAgreement,
@@ -35,10 +45,13 @@ from lhbench.analysis.tables import Table
 
 __all__ = [
     "ELO_L2_PENALTY",
+    "AgentFailureRow",
     "BinaryMetrics",
     "BinomialResult",
     "CycleResult",
     "EloResult",
+    "ErrorEvent",
+    "ErrorType",
     "KruskalResult",
     "OutcomeAgreement",
     "PairRecord",
@@ -48,14 +61,18 @@ __all__ = [
     "ReportFiles",
     "RunTierScore",
     "Table",
+    "TypeRow",
+    "agent_table",
     "binary_metrics",
     "binomial_test",
     "bootstrap_ci",
     "bradley_terry_elo",
     "build_sections",
+    "classify_text",
     "cohen_kappa",
     "cohens_h",
     "cycle_rate",
+    "error_events",
     "group_label",
     "head_to_head",
     "krippendorff_alpha",
@@ -69,5 +86,6 @@ __all__ = [
     "proportion",
     "t_ci",
     "tier_keys",
+    "type_table",
     "write_report",
 ]

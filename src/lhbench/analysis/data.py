@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from lhbench.schema import Grade, Label, PreferenceVote, Rubric, Run, Task, Verdict
+from lhbench.schema import Grade, Label, PreferenceVote, Rubric, Run, Task, Trajectory, Verdict
 from lhbench.store import Store, group_key
 
 __all__ = ["ReportData", "group_label"]
@@ -33,6 +33,7 @@ class ReportData:
     labels: list[Label] = field(default_factory=list)
     tasks: dict[tuple[str, str], Task] = field(default_factory=dict)
     rubrics: dict[tuple[str, str], Rubric] = field(default_factory=dict)
+    load_trajectory: Callable[[str], Trajectory] | None = None
 
     @classmethod
     def build(
@@ -45,6 +46,7 @@ class ReportData:
         labels: Iterable[Label] = (),
         tasks: Iterable[tuple[str, Task]] = (),
         rubrics: Iterable[Rubric] = (),
+        trajectories: dict[str, Trajectory] | None = None,
     ) -> ReportData:
         """Assemble from plain lists; ``tasks`` are (pack id, task) pairs."""
         return cls(
@@ -55,6 +57,11 @@ class ReportData:
             labels=list(labels),
             tasks={(pack_id, t.id): t for pack_id, t in tasks},
             rubrics={(r.id, r.version): r for r in rubrics},
+            load_trajectory=(
+                (lambda run_id: trajectories.get(run_id) or Trajectory(run_id=run_id))
+                if trajectories is not None
+                else None
+            ),
         )
 
     @classmethod
@@ -66,7 +73,7 @@ class ReportData:
             pack = store.get_pack(content_hash)
             tasks.extend((pack_id, t) for t in pack.tasks)
             rubrics.extend(pack.rubrics)
-        return cls.build(
+        data = cls.build(
             store.list_runs(),
             grades=store.list_grades(),
             votes=store.list_votes(),
@@ -75,6 +82,8 @@ class ReportData:
             tasks=tasks,
             rubrics=rubrics,
         )
+        data.load_trajectory = store.get_trajectory
+        return data
 
     def task_of(self, run: Run) -> Task | None:
         """The task a run was on, if its pack is stored."""

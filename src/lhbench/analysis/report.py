@@ -11,6 +11,7 @@ from lhbench.analysis.agreement import PanelAgreement
 from lhbench.analysis.arena import arena_section
 from lhbench.analysis.data import ReportData
 from lhbench.analysis.elo import EloResult
+from lhbench.analysis.failure_report import failures_section
 from lhbench.analysis.meta import aj_section
 from lhbench.analysis.sections import (
     LeaderboardRow,
@@ -62,6 +63,7 @@ def build_sections(
     if ablation:
         sections.append(ablation_section(data, ablation, baseline, by))
     sections.append(aj_section(data))
+    sections.append(failures_section(data, by))
     sections.append(grading_health_section(data))
     return sections
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import orjson
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, NoSuchModuleError, OperationalError
@@ -28,6 +29,10 @@ def _normalize(url: str) -> str:
     return url
 
 
+def _dumps(value: Any) -> str:
+    return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode()
+
+
 def make_engine(url: str) -> Engine:
     """An engine for ``url``; SQLite files get WAL, foreign keys and a busy timeout."""
     try:
@@ -41,6 +46,8 @@ def make_engine(url: str) -> Engine:
         kwargs["connect_args"] = {"timeout": 30}
     else:
         kwargs["pool_pre_ping"] = True
+    # orjson serializes the JSON columns several times faster than the stdlib
+    kwargs["json_serializer"] = _dumps
     try:
         engine = create_engine(parsed, **kwargs)
     except (ArgumentError, NoSuchModuleError) as exc:

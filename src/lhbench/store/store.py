@@ -5,9 +5,11 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from datetime import UTC
 from typing import Any, Self
 
-from sqlalchemy import Engine, and_, case, delete, func, select
+import orjson
+from sqlalchemy import Engine, and_, case, delete, func, insert, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
@@ -139,6 +141,52 @@ def _step_row(run_id: str, step: Step) -> dict[str, Any]:
         "usage": step.usage.model_dump(mode="json") if step.usage else None,
         "metadata": step.metadata,
     }
+
+
+_STEP_COLUMNS = (
+    "run_id",
+    "idx",
+    "role",
+    "kind",
+    "content",
+    "tool_name",
+    "tool_call_id",
+    "tool_input",
+    "tool_output",
+    "is_error",
+    "exit_code",
+    "timestamp",
+    "usage",
+    "metadata",
+)
+_SQLITE_STEP_INSERT = (
+    f"INSERT INTO steps ({', '.join(_STEP_COLUMNS)}) VALUES ({', '.join('?' * len(_STEP_COLUMNS))})"
+)
+
+
+def _json_or_none(value: Any) -> str | None:
+    return None if value is None else orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode()
+
+
+def _step_tuple(run_id: str, step: Step) -> tuple[Any, ...]:
+    """A step as SQLite stores it (the same text UTCDateTime and JSON columns write)."""
+    ts = step.timestamp
+    return (
+        run_id,
+        step.index,
+        step.role.value,
+        step.kind.value,
+        step.content,
+        step.tool_name,
+        step.tool_call_id,
+        _json_or_none(step.tool_input),
+        step.tool_output,
+        step.is_error,
+        step.exit_code,
+        ts.astimezone(UTC).replace(tzinfo=None).isoformat(sep=" ") if ts else None,
+        _json_or_none(step.usage.model_dump(mode="json")) if step.usage else None,
+        _json_or_none(step.metadata),
+    )
 
 
 def _step_from(row: StepRow) -> Step:
@@ -421,6 +469,25 @@ class Store:
             rows = [_step_row(trajectory.run_id, st) for st in trajectory.steps]
             for start in range(0, len(rows), 1000):
                 s.execute(self._insert(StepRow).values(rows[start : start + 1000]))
+
+    def append_steps(self, run_id: str, steps: Sequence[Step]) -> None:
+        """Add steps to a run's trajectory (importers stream them in batches)."""
+        if not steps:
+            return
+        if self.backend == "sqlite":
+            # The DBAPI directly: SQLAlchemy's per-row parameter processing costs more than
+            # SQLite's insert itself, and imports write millions of rows.
+            rows = [_step_tuple(run_id, st) for st in steps]
+            with self.engine.begin() as conn:
+                conn.exec_driver_sql(_SQLITE_STEP_INSERT, rows)
+            return
+        with self.engine.begin() as conn:
+            conn.execute(insert(StepRow), [_step_row(run_id, st) for st in steps])
+
+    def delete_steps(self, run_id: str) -> None:
+        """Remove a run's steps (before re-importing a partial import)."""
+        with self.engine.begin() as conn:
+            conn.execute(delete(StepRow).where(StepRow.run_id == run_id))
 
     def get_trajectory(self, run_id: str) -> Trajectory:
         """The run's steps in order (empty if none were stored)."""
