@@ -27,7 +27,9 @@ def test_demo_runs_twice_on_defaults(tmp_path: Path) -> None:
     first = lhbench("demo", cwd=tmp_path)
     assert first.returncode == 0, first.stderr
     assert "lhbench-rubrics" in first.stdout and "figma-to-code-v1.1" in first.stdout
-    assert "1 new pack version(s) recorded" in first.stdout
+    assert "2 new pack version(s) recorded" in first.stdout  # lhbench-rubrics, aj-ds-mini
+    assert "replayed 48 trajectories; verify scripts labelled 24 PASS, 24 FAIL" in first.stdout
+    assert "aj_model" in first.stdout  # the judges are skipped, saying which setting enables them
     assert (tmp_path / ".lhbench" / "lhbench.db").is_file()
     second = lhbench("demo", cwd=tmp_path)
     assert second.returncode == 0, second.stderr

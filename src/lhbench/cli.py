@@ -39,6 +39,15 @@ app.add_typer(schema_app, name="schema")
 app.add_typer(db_app, name="db")
 app.add_typer(runs_app, name="runs")
 
+
+def _aj_app() -> typer.Typer:
+    from lhbench.aj_cli import aj_app
+
+    return aj_app
+
+
+app.add_typer(_aj_app(), name="aj")
+
 out = Console()
 err = Console(stderr=True)
 
@@ -126,8 +135,46 @@ def demo(db: DbOption = None) -> None:
             f"store: {store.engine.url.render_as_string(hide_password=True)} "
             f"({new} new pack version(s) recorded)"
         )
+        _demo_agent_judge(store, settings)
         files = _write_report(store, settings.home / "report", "harness,model", None, None, 0)
     out.print(f"report: {files.html}")
+
+
+def _demo_agent_judge(store: Store, settings: Settings) -> None:
+    """Replay the AJ sample pack, label it, and judge it when a model is configured."""
+    from lhbench.aj_cli import print_meta_table, replay_and_label
+
+    replayed, pg = replay_and_label(store, settings, "aj-ds-mini", settings.aj_postgres_url)
+    passed = sum(r.label.passed for r in replayed)
+    out.print(
+        f"aj-ds-mini: replayed {len(replayed)} trajectories; verify scripts labelled "
+        f"{passed} PASS, {len(replayed) - passed} FAIL"
+    )
+    if pg is not None:
+        pg.drop_all()
+    if not settings.aj_model:
+        out.print(
+            "agent and LLM judges skipped: no model configured. Set aj_model in lhbench.toml "
+            "(or LHBENCH_AJ_MODEL) to run them; `lhbench aj run --model M` does it by hand."
+        )
+        return
+    import asyncio
+
+    from lhbench.aj import judge_items
+    from lhbench.judges import VerdictJudge
+    from lhbench.models import ModelPool, resolve_model
+
+    spec = resolve_model(settings.aj_model, settings.models)
+
+    async def go() -> None:
+        pool = ModelPool(store)
+        async with pool.session():
+            for agentic in (True, False):
+                judge = VerdictJudge(pool.get(spec), spec, agentic=agentic)
+                await judge_items(store, replayed, judge)
+
+    asyncio.run(go())
+    print_meta_table(store)
 
 
 @packs_app.command("validate")

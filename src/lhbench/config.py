@@ -41,6 +41,12 @@ class Settings(BaseSettings):
     judge_panel: list[str] = Field(
         default_factory=list, description="Default rubric-judge panel (aliases or model strings)."
     )
+    aj_model: str | None = Field(
+        default=None, description="Model for the agent and LLM verdict judges (lhbench aj, demo)."
+    )
+    aj_postgres_url: str | None = Field(
+        default=None, description="Replay SQL tasks on this PostgreSQL server instead of SQLite."
+    )
 
     @classmethod
     def settings_customise_sources(

@@ -62,7 +62,7 @@ def grade(run_id: str, judge: str, scores: tuple[int, ...], repeat: int = 0) -> 
 
 
 def seed_store(store: Store, tmp_path: Path) -> None:
-    store.save_pack(load_pack(bundled_pack_dirs()[0]))
+    store.save_pack(load_pack(next(d for d in bundled_pack_dirs() if d.name == "lhbench-rubrics")))
     pack_dir = write_pack(tmp_path / "pack")
     for i, sub in ((3, "filesystem"), (4, "postgres")):
         d = pack_dir / "tasks" / f"t{i}"

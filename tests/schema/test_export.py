@@ -15,7 +15,7 @@ def test_export_writes_a_valid_schema_per_model(tmp_path: Path) -> None:
     for schema in schemas.values():
         jsonschema.Draft202012Validator.check_schema(schema)
     # real instances validate against their exported schema ...
-    pack = load_pack(bundled_pack_dirs()[0])
+    pack = load_pack(next(d for d in bundled_pack_dirs() if d.name == "lhbench-rubrics"))
     for name, obj in (
         ("TaskPack", pack),
         ("Rubric", pack.rubrics[0]),

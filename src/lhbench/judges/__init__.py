@@ -13,8 +13,15 @@ from lhbench.judges.rubric import (
     grade_cache_key,
     raw_output,
 )
+from lhbench.judges.verdict import (
+    AGENT_PROMPT_VERSION,
+    VerdictAnswer,
+    VerdictJudge,
+    judge_tool_servers,
+)
 
 __all__ = [
+    "AGENT_PROMPT_VERSION",
     "PAIRWISE_PROMPT_VERSION",
     "RUBRIC_PROMPT_VERSION",
     "DimensionAnswer",
@@ -29,10 +36,13 @@ __all__ = [
     "RenderedTrajectory",
     "RubricAnswer",
     "RubricJudge",
+    "VerdictAnswer",
+    "VerdictJudge",
     "check_rubric_answer",
     "estimate_tokens",
     "fence",
     "grade_cache_key",
+    "judge_tool_servers",
     "load_evidence",
     "noise_floor",
     "raw_output",

@@ -135,6 +135,7 @@ class Verdict(Schema):
     evidence: list[str] = Field(default_factory=list)
     confidence: float | None = Field(default=None, ge=0, le=1)
     tool_calls: NonNegativeInt = 0
+    tools_used: list[str] = Field(default_factory=list, description="Tools called, in order.")
     repeat: NonNegativeInt = 0
     failure_mode: str | None = Field(default=None, description="Tag for a wrong verdict.")
     raw_output: str | None = None

@@ -30,6 +30,7 @@ class EnvironmentKind(StrEnum):
     WEB = "web"
     FIGMA_TO_CODE = "figma-to-code"
     PROGRAMMATIC_CONTENT = "programmatic-content"
+    MIXED = "mixed"
     NONE = "none"
 
 
@@ -39,6 +40,9 @@ class EnvironmentSpec(Schema):
     Paths are relative to the task's directory.
     """
 
+    kind: EnvironmentKind | None = Field(
+        default=None, description="This task's environment, when the pack's is 'mixed'."
+    )
     initial_state: str | None = Field(default=None, description="Directory copied per run.")
     database: str | None = Field(default=None, description="Schema + data dump (SQL).")
     verify: str | None = Field(default=None, description="Python script that checks the state.")

@@ -617,6 +617,15 @@ class Store:
             ).all()
             return [Verdict.model_validate(r.document) for r in rows]
 
+    def set_verdict_failure_mode(self, verdict_id: str, mode: str) -> bool:
+        """A reviewer's failure-mode tag on a verdict; False when there is no such verdict."""
+        with Session(self.engine) as s, s.begin():
+            row = s.get(VerdictRow, verdict_id)
+            if row is None:
+                return False
+            row.document = {**row.document, "failure_mode": mode}
+            return True
+
     def save_vote(self, vote: PreferenceVote) -> bool:
         """Store a preference vote; False when a vote with this id is already stored."""
         row = vote.model_dump()

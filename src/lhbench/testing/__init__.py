@@ -3,7 +3,13 @@
 Used by tests, ``bench/`` scripts and users dry-running a judge configuration offline.
 """
 
-from lhbench.testing.scripts import dimension_ids, hashed_scores, rubric_judge_script, run_mark
+from lhbench.testing.scripts import (
+    dimension_ids,
+    hashed_scores,
+    rubric_judge_script,
+    run_mark,
+    verdict_judge_script,
+)
 from lhbench.testing.stub import (
     FAULTS,
     Fault,
@@ -26,4 +32,5 @@ __all__ = [
     "load_script",
     "rubric_judge_script",
     "run_mark",
+    "verdict_judge_script",
 ]

@@ -1,0 +1,132 @@
+"""Read-only filesystem tools over MCP, confined to one environment root.
+
+list_directory, directory_tree, read_file (line ranges), search_files, get_file_info. A
+path that is absolute, climbs out with ``..``, or leads out through a symlink is refused
+with a tool error naming the path; nothing here can write.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from pathlib import Path
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+
+from lhbench.envs.paths import EscapeError, inside
+
+__all__ = ["build_fs_server"]
+
+MAX_READ_BYTES = 200_000
+MAX_ENTRIES = 500
+
+
+class ToolRefused(ToolError):
+    """A refused tool call: the judge sees the reason as the tool's error."""
+
+
+def _resolve(root: Path, path: str, *, must_exist: bool = True) -> Path:
+    try:
+        return inside(root, path or ".", must_exist=must_exist)
+    except EscapeError as exc:
+        raise ToolRefused(f"refused: {exc}") from None
+    except FileNotFoundError as exc:
+        raise ToolRefused(str(exc)) from None
+
+
+def build_fs_server(root: Path) -> MCPServer:
+    """An MCP server exposing read-only views of ``root``."""
+    root = root.resolve()
+    server = MCPServer(
+        "lhbench-fs", instructions=f"Read-only view of the environment at {root.name}/"
+    )
+
+    def rel(p: Path) -> str:
+        return p.relative_to(root).as_posix() or "."
+
+    @server.tool()
+    def list_directory(path: str = ".") -> str:
+        """List a directory's entries ([DIR] or [FILE]) relative to the environment root."""
+        target = _resolve(root, path)
+        if not target.is_dir():
+            raise ToolRefused(f"not a directory: {path}")
+        entries = sorted(target.iterdir())[:MAX_ENTRIES]
+        return (
+            "\n".join(f"{'[DIR] ' if e.is_dir() else '[FILE]'} {rel(e)}" for e in entries)
+            or "(empty)"
+        )
+
+    @server.tool()
+    def directory_tree(path: str = ".", max_depth: int = 4) -> str:
+        """An indented tree of files and directories under a path."""
+        target = _resolve(root, path)
+        lines: list[str] = []
+
+        def walk(d: Path, depth: int) -> None:
+            for e in sorted(d.iterdir()):
+                if len(lines) >= MAX_ENTRIES:
+                    return
+                lines.append("  " * depth + e.name + ("/" if e.is_dir() else ""))
+                if e.is_dir() and not e.is_symlink() and depth + 1 < max_depth:
+                    walk(e, depth + 1)
+
+        walk(target, 0)
+        return "\n".join(lines) or "(empty)"
+
+    @server.tool()
+    def read_file(path: str, start_line: int = 1, end_line: int | None = None) -> str:
+        """Read a text file, optionally only lines start_line..end_line (1-based, inclusive)."""
+        target = _resolve(root, path)
+        if target.is_dir():
+            raise ToolRefused(f"is a directory: {path}")
+        data = target.read_bytes()[:MAX_READ_BYTES]
+        lines = data.decode("utf-8", errors="replace").splitlines()
+        end = len(lines) if end_line is None else min(end_line, len(lines))
+        chosen = lines[max(start_line, 1) - 1 : end]
+        note = (
+            f"\n[truncated at {MAX_READ_BYTES} bytes]"
+            if target.stat().st_size > MAX_READ_BYTES
+            else ""
+        )
+        return "\n".join(chosen) + note
+
+    @server.tool()
+    def search_files(pattern: str, path: str = ".", content: str | None = None) -> str:
+        """Files under path whose name matches a glob and, if given, whose text matches a regex."""
+        target = _resolve(root, path)
+        try:
+            regex = re.compile(content) if content else None
+        except re.error as exc:
+            raise ToolRefused(f"bad regex {content!r}: {exc}") from None
+        hits = []
+        for p in sorted(target.rglob("*")):
+            if not p.is_file() or not fnmatch.fnmatch(p.name, pattern):
+                continue
+            try:
+                inside(root, rel(p))
+            except EscapeError:
+                continue
+            if regex is not None and not regex.search(
+                p.read_text(encoding="utf-8", errors="replace")
+            ):
+                continue
+            hits.append(rel(p))
+            if len(hits) >= MAX_ENTRIES:
+                break
+        return "\n".join(hits) or "(no matches)"
+
+    @server.tool()
+    def get_file_info(path: str) -> str:
+        """Size, type and line count of a file or directory."""
+        target = _resolve(root, path)
+        st = target.stat()
+        kind = "directory" if target.is_dir() else "file"
+        lines = (
+            target.read_text(encoding="utf-8", errors="replace").count("\n")
+            if kind == "file"
+            else None
+        )
+        return f"path: {rel(target)}\ntype: {kind}\nsize: {st.st_size}\nlines: {lines}"
+
+    return server

@@ -1,0 +1,116 @@
+import os
+from pathlib import Path
+
+import pytest
+
+from lhbench.aj import load_items, replay_items, resolve_pack_dir
+from lhbench.envs import PostgresDatabases, replay_filesystem, replay_sql, run_verify
+from lhbench.schema import Role, Step, StepKind, Trajectory
+
+PG_URL = os.environ.get("LHBENCH_TEST_PG_URL")
+
+
+def test_pack_has_twelve_tasks_each_with_two_passing_and_two_failing() -> None:
+    items = load_items(resolve_pack_dir("aj-ds-mini"))
+    by_task: dict[str, list[str]] = {}
+    for it in items:
+        by_task.setdefault(it.task.id, []).append(it.name)
+    assert len(by_task) >= 12
+    kinds = {it.kind.value for it in items}
+    assert kinds == {"filesystem", "sql"}
+    for names in by_task.values():
+        assert (
+            sum(n.startswith("pass") for n in names) >= 2
+            and sum(n.startswith("fail") for n in names) >= 2
+        )
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+def test_every_bundled_trajectory_replays_to_its_label(backend: str, tmp_path: Path) -> None:
+    if backend == "postgresql" and not PG_URL:
+        pytest.skip("LHBENCH_TEST_PG_URL is not set (CI sets it; see .ci/run)")
+    items = load_items(resolve_pack_dir("aj-ds-mini"))
+    if backend == "postgresql":
+        items = [it for it in items if it.kind.value == "sql"]
+    pg = PostgresDatabases(PG_URL) if backend == "postgresql" else None
+    try:
+        out = replay_items(items, tmp_path, postgres=pg, workers=2)
+    finally:
+        if pg is not None:
+            pg.drop_all()
+    assert len(out) == len(items) >= 24
+    wrong = [
+        (r.item.run.id, r.label.detail)
+        for r in out
+        if r.label.passed != r.item.name.startswith("pass")
+    ]
+    assert wrong == []
+    # replays are isolated: every run has its own state
+    states = {r.root or r.db_url for r in out}
+    assert len(states) == len(out)
+
+
+def _traj(*calls: tuple[str, dict], failed: tuple[int, ...] = ()) -> Trajectory:
+    steps = []
+    for n, (name, args) in enumerate(calls):
+        steps.append(
+            Step(
+                index=2 * n,
+                role=Role.ASSISTANT,
+                kind=StepKind.TOOL_CALL,
+                tool_name=name,
+                tool_call_id=f"c{n}",
+                tool_input=args,
+            )
+        )
+        steps.append(
+            Step(
+                index=2 * n + 1,
+                role=Role.TOOL,
+                kind=StepKind.TOOL_RESULT,
+                tool_call_id=f"c{n}",
+                is_error=n in failed,
+            )
+        )
+    return Trajectory(run_id="t", steps=steps)
+
+
+def test_replay_skips_failed_calls_and_escapes(tmp_path: Path) -> None:
+    initial = tmp_path / "init"
+    initial.mkdir()
+    (initial / "a.txt").write_text("one\n")
+    outside = tmp_path / "outside.txt"
+    traj = _traj(
+        ("write_file", {"path": "b.txt", "content": "two"}),
+        ("write_file", {"path": "c.txt", "content": "never"}),
+        ("write_file", {"path": "../outside.txt", "content": "escaped"}),
+        ("edit_file", {"path": "a.txt", "edits": [{"oldText": "one", "newText": "uno"}]}),
+        ("move_file", {"source": "b.txt", "destination": "d/b.txt"}),
+        failed=(1,),
+    )
+    report = replay_filesystem(initial, traj, tmp_path / "state")
+    state = tmp_path / "state"
+    assert (state / "a.txt").read_text() == "uno\n" and (state / "d" / "b.txt").read_text() == "two"
+    assert not (state / "c.txt").exists() and not outside.exists()
+    assert report.applied == 3 and len(report.skipped) == 1 and "climbs out" in report.skipped[0]
+    assert (initial / "a.txt").read_text() == "one\n"  # the initial state is untouched
+
+
+def test_sql_replay_and_verify_script(tmp_path: Path) -> None:
+    dump = "CREATE TABLE t (a INTEGER);\nINSERT INTO t VALUES (1), (2);\n"
+    traj = _traj(
+        ("execute_sql", {"sql": "UPDATE t SET a = a * 10; INSERT INTO t VALUES (3)"}),
+        ("execute_sql", {"sql": "DELETE FROM t"}),
+        failed=(1,),
+    )
+    state, report = replay_sql(dump, traj, tmp_path / "s.db")
+    assert report.applied == 2
+    script = tmp_path / "verify.py"
+    script.write_text(
+        "import argparse, json, sys\nfrom lhbench.envs.checks import sql_rows\n"
+        "ap = argparse.ArgumentParser(); ap.add_argument('--db'); url = ap.parse_args().db\n"
+        "got = sorted(r[0] for r in sql_rows(url, 'SELECT a FROM t'))\n"
+        "print(json.dumps({'detail': str(got)})); sys.exit(0 if got == [3, 10, 20] else 1)\n"
+    )
+    res = run_verify(script, db_url=state.url)
+    assert res.passed and res.detail == "[3, 10, 20]"
