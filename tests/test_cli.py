@@ -78,6 +78,6 @@ def test_schema_export_and_db_upgrade(tmp_path: Path) -> None:
     up = lhbench("db", "upgrade", "--db", f"sqlite:///{tmp_path / 'u.db'}", cwd=tmp_path)
     assert up.returncode == 0 and "was empty" in up.stdout
     again = lhbench("db", "upgrade", "--db", f"sqlite:///{tmp_path / 'u.db'}", cwd=tmp_path)
-    assert "was 0001" in again.stdout
+    assert "was 0002" in again.stdout  # the newest migration
     broken = lhbench("db", "upgrade", "--db", "nonsense://", cwd=tmp_path)
     assert broken.returncode == 2 and "Traceback" not in broken.stderr

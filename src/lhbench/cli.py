@@ -34,10 +34,12 @@ packs_app = typer.Typer(help="Validate and list task packs.", no_args_is_help=Tr
 schema_app = typer.Typer(help="The data model as JSON Schema.", no_args_is_help=True)
 db_app = typer.Typer(help="The store's database.", no_args_is_help=True)
 runs_app = typer.Typer(help="Runs in the store.", no_args_is_help=True)
+users_app = typer.Typer(help="Arena annotator accounts.", no_args_is_help=True)
 app.add_typer(packs_app, name="packs")
 app.add_typer(schema_app, name="schema")
 app.add_typer(db_app, name="db")
 app.add_typer(runs_app, name="runs")
+app.add_typer(users_app, name="users")
 
 
 def _aj_app() -> typer.Typer:
@@ -138,6 +140,10 @@ def demo(db: DbOption = None) -> None:
         _demo_agent_judge(store, settings)
         files = _write_report(store, settings.home / "report", "harness,model", None, None, 0)
     out.print(f"report: {files.html}")
+    serve_db = f" --db {db}" if db else ""
+    out.print(
+        f"to browse the results: uv run lhbench serve{serve_db}  (then open http://127.0.0.1:8765/)"
+    )
 
 
 def _demo_agent_judge(store: Store, settings: Settings) -> None:
@@ -460,6 +466,59 @@ def _write_report(
         ablation=ablation,
         baseline=baseline,
         seed=seed,
+    )
+
+
+@users_app.command("add")
+def users_add(
+    name: Annotated[str, typer.Argument(help="Annotator name (their login).")],
+    admin: Annotated[
+        bool, typer.Option(help="May see run identities in the vote history.")
+    ] = False,
+    password_stdin: Annotated[
+        bool, typer.Option("--password-stdin", help="Read the password from standard input.")
+    ] = False,
+    db: DbOption = None,
+) -> None:
+    """Create an annotator (or reset their password); asks for the password unless piped."""
+    from lhbench.web.auth import add_user
+
+    if password_stdin:
+        password = sys.stdin.readline().rstrip("\n")
+    else:
+        password = typer.prompt("Password", hide_input=True, confirmation_prompt=True)
+    with _open_store(db) as store:
+        add_user(store, name, password, admin=admin)
+    out.print(f"user {name!r} saved{' (admin)' if admin else ''}")
+
+
+@app.command()
+def serve(
+    host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="Port.")] = 8765,
+    db: DbOption = None,
+) -> None:
+    """Serve the leaderboard, run pages, judge dashboards and the preference arena."""
+    import secrets as _secrets
+
+    import uvicorn
+
+    from lhbench.web import create_app
+
+    settings = _settings(db)
+    secret_file = settings.home / "web-secret"
+    if not secret_file.exists():
+        secret_file.parent.mkdir(parents=True, exist_ok=True)
+        secret_file.write_text(_secrets.token_urlsafe(32))
+        secret_file.chmod(0o600)
+    store = Store.open(settings.database_url)
+    where = store.engine.url.render_as_string(hide_password=True)
+    out.print(f"lhbench web: http://{host}:{port}/ (store {where})")
+    uvicorn.run(
+        create_app(store, secret=secret_file.read_text().strip()),
+        host=host,
+        port=port,
+        log_level="warning",
     )
 
 

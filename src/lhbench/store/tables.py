@@ -26,6 +26,7 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 __all__ = [
     "ArtifactRow",
     "Base",
+    "ComparisonRow",
     "GradeRow",
     "LabelRow",
     "PackRow",
@@ -34,6 +35,7 @@ __all__ = [
     "RunRow",
     "StepRow",
     "TaskRow",
+    "UserRow",
     "VerdictRow",
     "VoteRow",
 ]
@@ -248,3 +250,28 @@ class ResponseCacheRow(Base):
     model: Mapped[str] = mapped_column(String(200))
     response: Mapped[dict[str, Any]] = mapped_column(JsonDoc)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime)
+
+
+class UserRow(Base):
+    """An annotator account of the preference arena."""
+
+    __tablename__ = "users"
+    name: Mapped[str] = mapped_column(String(100), primary_key=True)
+    password_hash: Mapped[str] = mapped_column(String(300))
+    is_admin: Mapped[bool] = mapped_column(Boolean)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime)
+
+
+class ComparisonRow(Base):
+    """A pair shown to an annotator, behind an opaque token (no run id reaches the page)."""
+
+    __tablename__ = "comparisons"
+    token: Mapped[str] = mapped_column(String(64), primary_key=True)
+    annotator: Mapped[str] = mapped_column(String(100), index=True)
+    pack_id: Mapped[str] = mapped_column(String(200))
+    task_id: Mapped[str] = mapped_column(String(200))
+    run_a: Mapped[str] = mapped_column(String(200))
+    run_b: Mapped[str] = mapped_column(String(200))
+    left: Mapped[str] = mapped_column(String(1))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    voted_at: Mapped[datetime | None] = mapped_column(UTCDateTime)

@@ -10,6 +10,7 @@ from lhbench.testing.scripts import (
     run_mark,
     verdict_judge_script,
 )
+from lhbench.testing.server import ThreadedServer
 from lhbench.testing.stub import (
     FAULTS,
     Fault,
@@ -27,6 +28,7 @@ __all__ = [
     "StubReply",
     "StubRequest",
     "StubScript",
+    "ThreadedServer",
     "dimension_ids",
     "hashed_scores",
     "load_script",
