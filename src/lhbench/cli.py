@@ -332,6 +332,9 @@ def judge(
     no_cache: Annotated[
         bool, typer.Option("--no-cache", help="Bypass the response cache.")
     ] = False,
+    pairwise: Annotated[
+        bool, typer.Option("--pairwise", help="Compare runs of a task pairwise instead.")
+    ] = False,
     as_json: JsonOption = False,
     db: DbOption = None,
 ) -> None:
@@ -349,6 +352,7 @@ def judge(
         no_cache=no_cache,
         as_json=as_json,
         db=db,
+        pairwise=pairwise,
     )
 
 
@@ -467,6 +471,77 @@ def _write_report(
         baseline=baseline,
         seed=seed,
     )
+
+
+@app.command()
+def failures(
+    pack: Annotated[str | None, typer.Option(help="Only runs of this pack.")] = None,
+    llm: Annotated[
+        str | None, typer.Option(help="Also extract with this model and print the agreement.")
+    ] = None,
+    as_json: JsonOption = False,
+    db: DbOption = None,
+) -> None:
+    """Failure taxonomy and recovery (LH-Bench Tables 11–12) of stored runs."""
+    from lhbench.analysis.failures import agent_table, agreement, error_events, type_table
+
+    settings = _settings(db)
+    with Store.open(settings.database_url) as store:
+        runs = store.list_runs(pack_id=pack)
+        loaded = [(f"{r.harness} / {r.model}", r, store.get_trajectory(r.id)) for r in runs]
+    loaded = [x for x in loaded if x[2].steps]
+    events = {run.id: error_events(traj) for _, run, traj in loaded}
+    types = type_table(e for ev in events.values() for e in ev)
+    agents = agent_table(loaded)
+    result: dict[str, object] = {
+        "types": [
+            {"type": r.type.value, "count": r.count, "recovered": r.recovered} for r in types
+        ],
+        "agents": [
+            {
+                "group": a.group,
+                "runs": a.runs,
+                "errors": a.errors,
+                "failure_rate": a.failure_rate,
+                "recovery_rate": a.recovery_rate,
+                "tool_calls": a.tool_calls,
+            }
+            for a in agents
+        ],
+    }
+    if llm:
+        import asyncio
+
+        from lhbench.judges import ExtractedError, FailureExtractor
+        from lhbench.models import ModelPool, resolve_model
+
+        spec = resolve_model(llm, settings.models)
+
+        async def extract() -> list[list[ExtractedError]]:
+            pool = ModelPool()
+            async with pool.session():
+                ex = FailureExtractor(pool.get(spec))
+                return list(await asyncio.gather(*(ex.extract(traj) for _, _, traj in loaded)))
+
+        extracted = asyncio.run(extract())
+        agree = agreement(
+            [(run.id, e) for _, run, _ in loaded for e in events[run.id]],
+            [(run.id, m) for (_, run, _), ms in zip(loaded, extracted, strict=True) for m in ms],
+        )
+        result["llm_agreement"] = agree.__dict__
+    if as_json:
+        out.print_json(json.dumps(result, default=str))
+        return
+    table = Table(
+        title=f"Failure taxonomy ({sum(r.count for r in types)} errors in {len(loaded)} runs)"
+    )
+    for col in ("error type", "count", "recovered", "recovery %"):
+        table.add_column(col, justify="left" if col == "error type" else "right")
+    for r in types:
+        table.add_row(r.type.value, str(r.count), str(r.recovered), f"{100 * r.rate:.1f}")
+    out.print(table)
+    if "llm_agreement" in result:
+        out.print(f"rules vs {llm}: {result['llm_agreement']}")
 
 
 @users_app.command("add")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import math
+from typing import Any
 
 import typer
 from rich.console import Console
@@ -124,6 +125,47 @@ async def _run(
             )
 
 
+async def _pairwise(
+    store: Store,
+    runs: list[Run],
+    rubric: Rubric,
+    tier: Tier,
+    specs: list[ModelSpec],
+    concurrency: int,
+    use_cache: bool,
+) -> tuple[int, int, int]:
+    """Each judge compares each pair of runs of a task (both orders): (stored, skipped, failed)."""
+    from lhbench.judges import PairwiseJudge, candidate_pairs, load_evidence
+
+    by_id = {r.id: r for r in runs}
+    existing = {v.id for v in store.list_votes(rater_kind="llm")}
+    tasks: dict[tuple[str, str], Any] = {}
+    made = skipped = failed = 0
+    gate = asyncio.Semaphore(concurrency)
+    pool = ModelPool(store if use_cache else None)
+    async with pool.session():
+        judges = [PairwiseJudge(pool.get(s), s) for s in specs]
+
+        async def one(judge: PairwiseJudge, a: str, b: str) -> None:
+            nonlocal made, skipped, failed
+            if judge.vote_id(rubric, tier, a, b) in existing:
+                skipped += 1
+                return
+            ea, eb = load_evidence(store, by_id[a], tasks), load_evidence(store, by_id[b], tasks)
+            async with gate:
+                out = await judge.compare(ea, eb, rubric, tier)
+            if out.vote is None:
+                failed += 1
+            else:
+                store.save_vote(out.vote)
+                made += 1
+
+        await asyncio.gather(
+            *(one(j, a, b) for j in judges for _, _, a, b in candidate_pairs(runs))
+        )
+    return made, skipped, failed
+
+
 def judge_command(
     *,
     pack: str,
@@ -136,6 +178,7 @@ def judge_command(
     no_cache: bool,
     as_json: bool,
     db: str | None,
+    pairwise: bool = False,
 ) -> None:
     """Grade stored runs with a rubric-judge panel; a restarted job does only what is missing."""
     from lhbench.config import load_settings
@@ -161,6 +204,19 @@ def judge_command(
         if not run_list:
             raise LhbenchError(f"no runs of pack {pack!r} in the store (import or run some first)")
         rub, tier_obj = find_rubric(store, settings, pack, rubric, tier, run_list)
+        if pairwise:
+            made, skipped, failed = asyncio.run(
+                _pairwise(store, run_list, rub, tier_obj, specs, concurrency, not no_cache)
+            )
+            result = {"pairwise_votes": made, "skipped": skipped, "failed": failed}
+            if as_json:
+                typer.echo(json.dumps(result))
+            else:
+                console.print(
+                    f"pairwise: {made} vote(s) stored (rater_kind llm), {skipped} already stored, "
+                    f"{failed} failed; `lhbench report` compares them with human votes"
+                )
+            return
         summary = asyncio.run(
             _run(
                 store,
@@ -199,7 +255,12 @@ def judge_command(
         "cost_usd": round(summary.cost_usd, 6),
     }
     per_run: dict[str, dict[str, float]] = {}
+    run_cost: dict[str, list[float]] = {}
     for g in grades:
+        c = run_cost.setdefault(g.run_id, [0.0, 0.0, 0.0])
+        c[0] += g.cost_usd or 0.0
+        c[1] += g.usage.input_tokens
+        c[2] += g.usage.output_tokens
         if g.repeat == 0 and g.status == GradeStatus.OK and g.tier_score is not None:
             per_run.setdefault(g.run_id, {})[g.judge.model] = g.tier_score
     rows = []
@@ -208,8 +269,12 @@ def judge_command(
         vals = list(scores.values())
         mean = sum(vals) / len(vals) if vals else math.nan
         var = sum((v - mean) ** 2 for v in vals) / len(vals) if vals else math.nan
+        cost = run_cost.get(r.id, [0.0, 0.0, 0.0])
         rows.append(
             {
+                "cost_usd": round(cost[0], 6),
+                "input_tokens": int(cost[1]),
+                "output_tokens": int(cost[2]),
                 "run": r.id,
                 "harness": r.harness,
                 "model": r.model,

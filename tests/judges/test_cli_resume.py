@@ -121,3 +121,33 @@ def test_judge_without_models_says_which_setting(tmp_path: Path) -> None:
         cwd=tmp_path,
     )
     assert bad.returncode == 2 and "provider:model" in bad.stderr
+
+
+def test_pairwise_votes_are_stored_apart_from_human_votes(tmp_path: Path) -> None:
+    from lhbench.testing import StubReply
+
+    url = f"sqlite:///{tmp_path / 'pw.db'}"
+    with Store.open(url) as store:
+        seed_runs(store, 6)  # tasks t0..t2, harnesses alternate: one cross-group pair per task
+
+    def prefers_first(req):  # a position-following judge: both orders disagree -> tie
+        return StubReply.call(
+            req.tool_names[0], {"reasoning": "first looks fine", "preferred": "first"}
+        )
+
+    with ModelStub(prefers_first) as stub:
+        cmd = [*judge_cmd(url, stub.base_url), "--pairwise", "--json"]
+        res = subprocess.run(cmd, env=env(), capture_output=True, text=True, timeout=120)
+        assert res.returncode == 0, res.stderr
+        assert json.loads(res.stdout) == {
+            "pairwise_votes": 9,
+            "skipped": 0,
+            "failed": 0,
+        }  # 3 judges x 3 pairs
+        assert stub.count == 18  # both orders
+        again = subprocess.run(cmd, env=env(), capture_output=True, text=True, timeout=120)
+        assert json.loads(again.stdout)["skipped"] == 9 and stub.count == 18
+    with Store.open(url) as store:
+        votes = store.list_votes(rater_kind="llm")
+        assert len(votes) == 9 and {v.winner for v in votes} == {"tie"}
+        assert store.list_votes(rater_kind="human") == []

@@ -141,6 +141,10 @@ def test_leaderboard_and_run_pages_render_seeded_data(served, browser) -> None:
     assert "gemini-cli / google-gla:gemini-3.1-pro" in first  # the better-scored group is on top
     shot = page.screenshot(full_page=True)
     assert not_blank(shot) > 0.05
+    page.goto(f"{base}/leaderboard?pack=figma-mini")
+    assert page.locator("#leaderboard tbody tr").count() == 2
+    page.goto(f"{base}/leaderboard?pack=another-pack")
+    assert page.locator("#leaderboard tbody tr").count() == 0
     page.goto(f"{base}/leaderboard?by=harness,versions.skill")
     assert "claude-code / skill=v1" in page.locator("#leaderboard").inner_text()
     run_id = ids["claude-code-t1"]

@@ -18,36 +18,23 @@ import shlex
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from enum import StrEnum
 from typing import Any
 
-from lhbench.schema import Run, Step, StepKind, Trajectory
+from lhbench.analysis.stats import cohen_kappa
+from lhbench.schema import ErrorType, Run, Step, StepKind, Trajectory
 
 __all__ = [
     "AgentFailureRow",
     "ErrorEvent",
     "ErrorType",
+    "ExtractionAgreement",
     "TypeRow",
     "agent_table",
+    "agreement",
     "classify_text",
     "error_events",
     "type_table",
 ]
-
-
-class ErrorType(StrEnum):
-    """LH-Bench's error types (Table 11), plus ``other``."""
-
-    TOOL_CALL_FAILURE = "tool_call_failure"
-    GIT_ERROR = "git_error"
-    SYNTAX_ERROR = "syntax_error"
-    DEPENDENCY_ERROR = "dependency_error"
-    PREVIEW_DENY = "preview_deny"
-    BUILD_ERROR = "build_error"
-    TYPE_ERROR = "type_error"
-    CONFIG_ERROR = "config_error"
-    RUNTIME_ERROR = "runtime_error"
-    OTHER = "other"
 
 
 # Most specific first: a type error found during a build is a type error.
@@ -361,3 +348,44 @@ def agent_table(runs: Sequence[tuple[str, Run, Trajectory]]) -> list[AgentFailur
         a[5] += "preview" in ops
         a[6] += "deploy" in ops
     return [AgentFailureRow(g, *v) for g, v in sorted(acc.items())]
+
+
+@dataclass(frozen=True)
+class ExtractionAgreement:
+    """How the rules and the model agree on the same transcripts."""
+
+    matched: int
+    rules_only: int
+    model_only: int
+    type_agreement: float
+    type_kappa: float
+    recovery_agreement: float
+
+
+def agreement(
+    rules: Sequence[tuple[str, ErrorEvent]], model: Sequence[tuple[str, Any]]
+) -> ExtractionAgreement:
+    """Rule events against model events (``step``, ``type``, ``recovered``), per run.
+
+    Each list holds (run id, event); events are matched on (run id, step). Type and
+    recovery agreement, and nominal κ on types, are over the matched events.
+    """
+    by_key = {(run, e.step): e for run, e in model}
+    pairs = [(r, by_key[(run, r.step)]) for run, r in rules if (run, r.step) in by_key]
+    n = len(pairs)
+    types = [t.value for t in ErrorType]
+    nan = float("nan")
+    return ExtractionAgreement(
+        matched=n,
+        rules_only=len(rules) - n,
+        model_only=len(by_key) - n,
+        type_agreement=sum(r.type == m.type for r, m in pairs) / n if n else nan,
+        type_kappa=cohen_kappa(
+            [r.type.value for r, _ in pairs],
+            [ErrorType(m.type).value for _, m in pairs],
+            labels=types,
+        )
+        if n
+        else nan,
+        recovery_agreement=sum(r.recovered == m.recovered for r, m in pairs) / n if n else nan,
+    )

@@ -84,14 +84,20 @@ def _dimension_order(data: ReportData, key: TierKey, seen: set[str]) -> list[str
 
 
 def leaderboard_rows(
-    data: ReportData, key: TierKey, by: Sequence[str], *, n_resamples: int = 1000, seed: int = 0
+    data: ReportData,
+    key: TierKey,
+    by: Sequence[str],
+    *,
+    n_resamples: int = 1000,
+    seed: int = 0,
+    pack_id: str | None = None,
 ) -> list[LeaderboardRow]:
-    """Per-group rows, best mean first."""
+    """Per-group rows, best mean first (only runs of ``pack_id`` when given)."""
     scores = panel_scores(data.grades, key)
     groups: dict[str, list[str]] = defaultdict(list)
     for run_id in scores:
         run = data.runs.get(run_id)
-        if run is not None:
+        if run is not None and (pack_id is None or run.pack_id == pack_id):
             groups[group_label(run, by)].append(run_id)
     rows = []
     for label, run_ids in groups.items():

@@ -162,7 +162,10 @@ class StepBuilder:
             self.tool_names[fields["tool_call_id"]] = fields.get("tool_name") or ""
             self.open_calls.add(fields["tool_call_id"])
         if kind == StepKind.TOOL_RESULT and fields.get("tool_call_id"):
-            fields.setdefault("tool_name", self.tool_names.get(fields["tool_call_id"]) or None)
+            # forget answered calls: memory stays bounded by the calls still open
+            fields.setdefault(
+                "tool_name", self.tool_names.pop(fields["tool_call_id"], None) or None
+            )
             self.open_calls.discard(fields["tool_call_id"])
         step = Step(index=self.count, role=role, kind=kind, **fields)
         self.count += 1

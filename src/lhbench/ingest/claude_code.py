@@ -13,6 +13,7 @@ timestamp on every line.
 from __future__ import annotations
 
 import json
+from collections import OrderedDict
 from collections.abc import Iterator
 from typing import Any
 
@@ -30,6 +31,7 @@ from lhbench.schema import Role, RunStatus, Step, StepKind, Usage
 __all__ = ["read_claude_code", "sniff_claude_code"]
 
 FORMAT = "claude-code"
+_RECENT = 256
 
 
 def sniff_claude_code(objs: list[dict[str, Any]]) -> bool:
@@ -59,10 +61,34 @@ def _usage(u: dict[str, Any]) -> Usage:
     )
 
 
+class _MessageUsage:
+    """Usage counted once per message id (it repeats on every line of a message).
+
+    Lines of one message are adjacent, so only recent ids are remembered: memory stays
+    constant however long the transcript.
+    """
+
+    def __init__(self) -> None:
+        self._recent: OrderedDict[str, Usage] = OrderedDict()
+        self._settled = Usage()
+
+    def see(self, message_id: str, usage: Usage) -> None:
+        self._recent[message_id] = usage
+        self._recent.move_to_end(message_id)
+        while len(self._recent) > _RECENT:
+            self._settled = self._settled + self._recent.popitem(last=False)[1]
+
+    def total(self) -> Usage:
+        out = self._settled
+        for u in self._recent.values():
+            out = out + u
+        return out
+
+
 def read_claude_code(ctx: ImportContext, info: TranscriptInfo) -> Iterator[Step]:
     """Steps of a Claude Code transcript; ``info`` is filled as the file is read."""
     b = StepBuilder()
-    usage_by_message: dict[str, Usage] = {}
+    usage = _MessageUsage()
     saw_result = False
     session_file = False
     last_stop: str | None = None
@@ -110,7 +136,7 @@ def read_claude_code(ctx: ImportContext, info: TranscriptInfo) -> Iterator[Step]
                     raise TypeError("assistant.message is not an object")
                 mid = msg.get("id")
                 if mid and isinstance(msg.get("usage"), dict):
-                    usage_by_message[mid] = _usage(msg["usage"])
+                    usage.see(mid, _usage(msg["usage"]))
                 info.model = info.model or msg.get("model")
                 last_stop = msg.get("stop_reason") or last_stop
                 for block in msg.get("content") or []:
@@ -216,10 +242,7 @@ def read_claude_code(ctx: ImportContext, info: TranscriptInfo) -> Iterator[Step]
                     info.metadata["result_usage"] = obj["usage"]
 
         yield from guarded(ctx, lineno, FORMAT, handle)
-    total = Usage()
-    for u in usage_by_message.values():
-        total = total + u
-    info.usage = total.model_copy(update={"cost_usd": info.cost_usd})
+    info.usage = usage.total().model_copy(update={"cost_usd": info.cost_usd})
     if session_file and not saw_result and last_stop == "end_turn" and not b.open_calls:
         # session files have no result line: a final end_turn with no call left open is the end
         info.status = RunStatus.COMPLETED

@@ -1,8 +1,9 @@
 """Judges: rubric judges, the multi-family panel, pairwise comparison, grading jobs."""
 
+from lhbench.judges.failure_extract import ExtractedError, FailureExtractor
 from lhbench.judges.job import JudgeJobSummary, load_evidence, noise_floor, run_judge_job
 from lhbench.judges.output import DimensionAnswer, PairwiseAnswer, RubricAnswer, check_rubric_answer
-from lhbench.judges.pairwise import PairwiseJudge, PairwiseOutcome
+from lhbench.judges.pairwise import PairwiseJudge, PairwiseOutcome, candidate_pairs
 from lhbench.judges.panel import JudgePanel, PanelResult
 from lhbench.judges.prompts import PAIRWISE_PROMPT_VERSION, RUBRIC_PROMPT_VERSION
 from lhbench.judges.render import RenderedTrajectory, estimate_tokens, fence, render_trajectory
@@ -26,6 +27,8 @@ __all__ = [
     "RUBRIC_PROMPT_VERSION",
     "DimensionAnswer",
     "Evidence",
+    "ExtractedError",
+    "FailureExtractor",
     "JudgeJobSummary",
     "JudgePanel",
     "PairwiseAnswer",
@@ -38,6 +41,7 @@ __all__ = [
     "RubricJudge",
     "VerdictAnswer",
     "VerdictJudge",
+    "candidate_pairs",
     "check_rubric_answer",
     "estimate_tokens",
     "fence",

@@ -9,6 +9,7 @@ human votes, so the two can be compared.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 from dataclasses import dataclass
 from typing import Literal
@@ -27,11 +28,24 @@ from lhbench.judges.prompts import (
 from lhbench.judges.render import fence, render_trajectory
 from lhbench.judges.rubric import Evidence, _final_output
 from lhbench.models import ModelSpec
-from lhbench.schema import JudgeKind, PreferenceVote, Rubric, Tier
+from lhbench.schema import JudgeKind, PreferenceVote, Rubric, Run, Tier
 
-__all__ = ["PairwiseJudge", "PairwiseOutcome"]
+__all__ = ["PairwiseJudge", "PairwiseOutcome", "candidate_pairs"]
 
 Winner = Literal["a", "b", "tie"]
+
+
+def candidate_pairs(runs: list[Run]) -> list[tuple[str, str, str, str]]:
+    """(pack, task, run a, run b) for every two runs of one task from different groups."""
+    by_task: dict[tuple[str, str], list[Run]] = {}
+    for r in runs:
+        by_task.setdefault((r.pack_id, r.task_id), []).append(r)
+    pairs = []
+    for (pack, task), rs in sorted(by_task.items()):
+        for a, b in itertools.combinations(sorted(rs, key=lambda r: r.id), 2):
+            if (a.harness, a.model) != (b.harness, b.model):
+                pairs.append((pack, task, a.id, b.id))
+    return pairs
 
 
 @dataclass(frozen=True)
@@ -85,6 +99,19 @@ class PairwiseJudge:
         )
         return (await agent.run(prompt)).output.preferred
 
+    def vote_id(self, rubric: Rubric, tier: Tier, run_a: str, run_b: str) -> str:
+        """The stored vote's id: one per judge, rubric tier and ordered pair."""
+        doc = [
+            self.spec.model_string,
+            PAIRWISE_PROMPT_VERSION,
+            rubric.id,
+            rubric.version,
+            tier.kind.value,
+            run_a,
+            run_b,
+        ]
+        return "pairwise-" + hashlib.sha256(json.dumps(doc).encode()).hexdigest()[:24]
+
     async def compare(
         self, a: Evidence, b: Evidence, rubric: Rubric, tier: Tier
     ) -> PairwiseOutcome:
@@ -99,21 +126,9 @@ class PairwiseJudge:
         first: Winner = {"first": "a", "second": "b", "tie": "tie"}[p1]  # type: ignore[assignment]
         second: Winner = {"first": "b", "second": "a", "tie": "tie"}[p2]  # type: ignore[assignment]
         winner: Winner = first if first == second else "tie"
-        ident = hashlib.sha256(
-            json.dumps(
-                [
-                    self.spec.model_string,
-                    PAIRWISE_PROMPT_VERSION,
-                    rubric.id,
-                    rubric.version,
-                    tier.kind.value,
-                    a.run.id,
-                    b.run.id,
-                ]
-            ).encode()
-        ).hexdigest()[:24]
+        ident = self.vote_id(rubric, tier, a.run.id, b.run.id)
         vote = PreferenceVote(
-            id=f"pairwise-{ident}",
+            id=ident,
             pack_id=a.run.pack_id,
             task_id=a.run.task_id,
             run_a=a.run.id,

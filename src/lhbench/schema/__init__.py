@@ -2,6 +2,7 @@
 
 from lhbench.schema.base import Schema, Usage, VersionLabel, utcnow
 from lhbench.schema.export import EXPORTED_MODELS, export_json_schemas
+from lhbench.schema.failures import ErrorType
 from lhbench.schema.grading import (
     DimensionScore,
     Grade,
@@ -43,6 +44,7 @@ __all__ = [
     "DimensionScore",
     "EnvironmentKind",
     "EnvironmentSpec",
+    "ErrorType",
     "Grade",
     "GradeStatus",
     "JudgeIdentity",

@@ -82,7 +82,11 @@ def create_app(store: Store, *, secret: str | None = None, https_only: bool = Fa
 
     @app.get("/leaderboard", response_class=HTMLResponse)
     def leaderboard(
-        request: Request, tier: str | None = None, by: str = "harness,model", sort: str = "score"
+        request: Request,
+        tier: str | None = None,
+        by: str = "harness,model",
+        sort: str = "score",
+        pack: str = "",
     ) -> HTMLResponse:
         keys = cache.get("tier_keys", lambda d: tier_keys(d.grades))
         if not keys:
@@ -91,7 +95,12 @@ def create_app(store: Store, *, secret: str | None = None, https_only: bool = Fa
             )
         key = next((k for k in keys if ":".join(k) == tier), keys[0])
         group_by = [k.strip() for k in by.split(",") if k.strip()] or ["harness", "model"]
-        rows = cache.get(("lb", key, tuple(group_by)), lambda d: leaderboard_rows(d, key, group_by))
+        packs = cache.get("packs", lambda d: sorted({r.pack_id for r in d.runs.values()}))
+        pack_id = pack or None
+        rows = cache.get(
+            ("lb", key, tuple(group_by), pack_id),
+            lambda d: leaderboard_rows(d, key, group_by, pack_id=pack_id),
+        )
         runs_by_group = cache.get(
             ("lbruns", key, tuple(group_by)), lambda d: _runs_by_group(d, key, group_by)
         )
@@ -112,6 +121,8 @@ def create_app(store: Store, *, secret: str | None = None, https_only: bool = Fa
             tier=":".join(key),
             runs_by_group=runs_by_group,
             sort=sort,
+            packs=packs,
+            pack=pack,
         )
 
     @app.get("/runs/{run_id}", response_class=HTMLResponse)

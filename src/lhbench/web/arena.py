@@ -9,7 +9,6 @@ page only ever gets an opaque per-comparison token.
 from __future__ import annotations
 
 import hashlib
-import itertools
 import random
 import secrets
 from collections import Counter
@@ -18,7 +17,8 @@ from dataclasses import dataclass
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from lhbench.schema import Artifact, PreferenceVote, Run, utcnow
+from lhbench.judges.pairwise import candidate_pairs
+from lhbench.schema import Artifact, PreferenceVote, utcnow
 from lhbench.store import Store
 from lhbench.store.tables import ComparisonRow
 
@@ -34,19 +34,6 @@ class Comparison:
     task_id: str
     left_run: str
     right_run: str
-
-
-def candidate_pairs(runs: list[Run]) -> list[tuple[str, str, str, str]]:
-    """(pack, task, run a, run b) for every two runs of one task from different groups."""
-    by_task: dict[tuple[str, str], list[Run]] = {}
-    for r in runs:
-        by_task.setdefault((r.pack_id, r.task_id), []).append(r)
-    pairs = []
-    for (pack, task), rs in sorted(by_task.items()):
-        for a, b in itertools.combinations(sorted(rs, key=lambda r: r.id), 2):
-            if (a.harness, a.model) != (b.harness, b.model):
-                pairs.append((pack, task, a.id, b.id))
-    return pairs
 
 
 def next_comparison(
