@@ -21,8 +21,9 @@ import time
 from pathlib import Path
 
 from lhbench.aj import _replay_one as replay_one
-from lhbench.aj import load_items, resolve_pack_dir
+from lhbench.aj import load_items
 from lhbench.envs import PostgresDatabases, VerifyPool, copy_initial_state
+from lhbench.packs import resolve_pack_dir
 
 
 def pct(values: list[float], q: float) -> float:

@@ -72,7 +72,7 @@ def test_aj_run_without_a_model_names_the_setting(tmp_path: Path) -> None:
 def test_aj_run_end_to_end_against_the_stub(tmp_path: Path) -> None:
     import shutil
 
-    from lhbench.aj import resolve_pack_dir
+    from lhbench.packs import resolve_pack_dir
     from lhbench.testing import ModelStub, verdict_judge_script
 
     # a two-task slice of the bundled pack (one filesystem, one SQL): 8 trajectories

@@ -15,10 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lhbench.envs import PostgresDatabases, VerifyPool, VerifyResult, replay_filesystem, replay_sql
-from lhbench.errors import LhbenchError
 from lhbench.ingest import FORMATS, ImportContext, read_transcripts
 from lhbench.judges import VerdictJudge, judge_tool_servers
-from lhbench.packs import bundled_pack_dirs, load_pack
+from lhbench.packs import load_pack
 from lhbench.schema import (
     EnvironmentKind,
     Label,
@@ -38,7 +37,6 @@ __all__ = [
     "judge_items",
     "load_items",
     "replay_items",
-    "resolve_pack_dir",
 ]
 
 
@@ -69,17 +67,6 @@ class Replayed:
     label: VerifyResult
     state_id: str
     trajectory_file: Path
-
-
-def resolve_pack_dir(pack: str) -> Path:
-    """A pack directory from a path or the name of a bundled pack."""
-    p = Path(pack)
-    if (p / "pack.yaml").is_file():
-        return p
-    for d in bundled_pack_dirs():
-        if d.name == pack:
-            return d
-    raise LhbenchError(f"no pack {pack!r}: give a pack directory or a bundled pack name")
 
 
 def load_items(pack_dir: Path) -> list[AJItem]:

@@ -30,8 +30,9 @@ def _settings(db: str | None) -> Settings:
 
 def replay_and_label(store: Store, settings: Settings, pack: str, postgres_url: str | None = None):  # type: ignore[no-untyped-def]
     """Replay every trajectory of a pack, label it with its verify script, store both."""
-    from lhbench.aj import load_items, replay_items, resolve_pack_dir
+    from lhbench.aj import load_items, replay_items
     from lhbench.envs import PostgresDatabases
+    from lhbench.packs import resolve_pack_dir
 
     pack_dir = resolve_pack_dir(pack)
     items = load_items(pack_dir)

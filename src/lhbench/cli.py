@@ -473,6 +473,39 @@ def _write_report(
     )
 
 
+@app.command("run")
+def run_(
+    pack: Annotated[str, typer.Argument(help="Pack directory or bundled pack name.")],
+    harness: Annotated[str, typer.Option(help="native (our model-agnostic harness).")] = "native",
+    model: Annotated[str, typer.Option(help="Model string or alias.")] = "",
+    tasks: Annotated[str | None, typer.Option(help="Only these task ids, comma-separated.")] = None,
+    repeats: Annotated[int, typer.Option(min=1)] = 1,
+    versions: Annotated[
+        list[str] | None, typer.Option("--versions", help="skill=v1,prompt=v0")
+    ] = None,
+    parallel: Annotated[int, typer.Option(min=1, help="Runs at once.")] = 2,
+    executor: Annotated[str, typer.Option(help="local or ray.")] = "local",
+    db: DbOption = None,
+) -> None:
+    """Run a harness on a pack's tasks; finished runs are skipped, interrupted ones resume."""
+    from lhbench.run_cli import run_command
+
+    if not model:
+        raise ConfigError("--model is required (a model string or an alias from lhbench.toml)")
+    run_command(
+        _settings(db),
+        pack=pack,
+        harness=harness,
+        model=model,
+        tasks=[t.strip() for t in tasks.split(",") if t.strip()] if tasks else None,
+        repeats=repeats,
+        versions=parse_versions(versions),
+        parallel=parallel,
+        executor=executor,
+        console=out,
+    )
+
+
 @app.command()
 def failures(
     pack: Annotated[str | None, typer.Option(help="Only runs of this pack.")] = None,

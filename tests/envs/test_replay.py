@@ -3,8 +3,9 @@ from pathlib import Path
 
 import pytest
 
-from lhbench.aj import load_items, replay_items, resolve_pack_dir
+from lhbench.aj import load_items, replay_items
 from lhbench.envs import PostgresDatabases, replay_filesystem, replay_sql, run_verify
+from lhbench.packs import resolve_pack_dir
 from lhbench.schema import Role, Step, StepKind, Trajectory
 
 PG_URL = os.environ.get("LHBENCH_TEST_PG_URL")

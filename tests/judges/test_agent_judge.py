@@ -5,9 +5,10 @@ from pydantic_ai import ModelResponse, TextPart, ToolCallPart
 from pydantic_ai.messages import ModelRequest, ToolReturnPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
-from lhbench.aj import load_items, replay_items, resolve_pack_dir
+from lhbench.aj import load_items, replay_items
 from lhbench.judges import VerdictJudge, judge_tool_servers
 from lhbench.models import ModelPool, resolve_model
+from lhbench.packs import resolve_pack_dir
 
 SPEC = resolve_model("openai:aj-judge@http://127.0.0.1:9/v1")
 

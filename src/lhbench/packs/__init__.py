@@ -1,6 +1,6 @@
 """Task packs on disk: loading, validation with file-and-line errors, content hashes."""
 
-from lhbench.packs.bundled import bundled_pack_dirs, find_pack_dirs
+from lhbench.packs.bundled import bundled_pack_dirs, find_pack_dirs, resolve_pack_dir
 from lhbench.packs.hashing import hash_bytes, hash_tree
 from lhbench.packs.loader import PACK_FILE, PackManifest, load_pack
 
@@ -12,4 +12,5 @@ __all__ = [
     "hash_bytes",
     "hash_tree",
     "load_pack",
+    "resolve_pack_dir",
 ]

@@ -5,9 +5,10 @@ from __future__ import annotations
 from importlib.resources import as_file, files
 from pathlib import Path
 
+from lhbench.errors import PackError, Problem
 from lhbench.packs.loader import PACK_FILE
 
-__all__ = ["bundled_pack_dirs", "find_pack_dirs"]
+__all__ = ["bundled_pack_dirs", "find_pack_dirs", "resolve_pack_dir"]
 
 
 def bundled_pack_dirs() -> list[Path]:
@@ -24,3 +25,16 @@ def find_pack_dirs(root: Path) -> list[Path]:
     if not root.is_dir():
         return []
     return sorted(p for p in root.iterdir() if (p / PACK_FILE).is_file())
+
+
+def resolve_pack_dir(pack: str) -> Path:
+    """A pack directory from a path or the name of a bundled pack."""
+    p = Path(pack)
+    if (p / "pack.yaml").is_file():
+        return p
+    for d in bundled_pack_dirs():
+        if d.name == pack:
+            return d
+    raise PackError(
+        [Problem(file=pack, message="no such pack: give a pack directory or a bundled pack name")]
+    )

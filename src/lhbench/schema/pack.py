@@ -13,6 +13,7 @@ __all__ = [
     "ComplexityTags",
     "EnvironmentKind",
     "EnvironmentSpec",
+    "HookSpec",
     "Skill",
     "Task",
     "TaskLimits",
@@ -34,6 +35,19 @@ class EnvironmentKind(StrEnum):
     NONE = "none"
 
 
+class HookSpec(Schema):
+    """A post-tool verification hook: after a matching tool call, run a check.
+
+    The check is a Python script run as ``python CHECK --root WORKSPACE``; it prints one
+    JSON object ``{"ok": bool, "diagnosis": str, "next_action": str}`` that goes back to
+    the agent with the tool's result.
+    """
+
+    after_tool: str = Field(min_length=1, description="Tool name or glob (write_file, mcp__*).")
+    check: str = Field(min_length=1, description="Script path, relative to the task directory.")
+    timeout_s: PositiveFloat = 60.0
+
+
 class EnvironmentSpec(Schema):
     """Where a task's initial state comes from and how its final state is checked.
 
@@ -47,6 +61,7 @@ class EnvironmentSpec(Schema):
     database: str | None = Field(default=None, description="Schema + data dump (SQL).")
     verify: str | None = Field(default=None, description="Python script that checks the state.")
     mcp_servers: list[str] = Field(default_factory=list, description="Pack MCP servers to wire.")
+    hooks: list[HookSpec] = Field(default_factory=list, description="Post-tool verification.")
 
 
 class ComplexityTags(Schema):

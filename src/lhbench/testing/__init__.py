@@ -6,6 +6,7 @@ Used by tests, ``bench/`` scripts and users dry-running a judge configuration of
 from lhbench.testing.scripts import (
     dimension_ids,
     hashed_scores,
+    manifest_planner_script,
     rubric_judge_script,
     run_mark,
     verdict_judge_script,
@@ -32,6 +33,7 @@ __all__ = [
     "dimension_ids",
     "hashed_scores",
     "load_script",
+    "manifest_planner_script",
     "rubric_judge_script",
     "run_mark",
     "verdict_judge_script",

@@ -18,6 +18,7 @@ __all__ = [
     "ScoreFn",
     "dimension_ids",
     "hashed_scores",
+    "manifest_planner_script",
     "rubric_judge_script",
     "run_mark",
     "verdict_judge_script",
@@ -88,5 +89,51 @@ def verdict_judge_script(verdict: str = "PASS") -> Callable[[StubRequest], StubR
             "confidence": 0.5,
         }
         return StubReply.call(out, answer) if out else StubReply(content=json.dumps(answer))
+
+    return script
+
+
+def manifest_planner_script(
+    steps: tuple[str, ...] = ("one", "two", "three"),
+) -> Callable[[StubRequest], StubReply]:
+    """A scripted agent for the native harness, driven by its manifest.
+
+    It reads the manifest, then for each step not yet completed writes ``<step>.txt`` and
+    records the step; it finishes when all are done. Stateless: everything it decides
+    comes from the conversation in the request.
+    """
+
+    def script(req: StubRequest) -> StubReply:
+        calls: list[tuple[str, str, dict[str, object]]] = []
+        for m in req.messages:
+            for c in m.get("tool_calls") or []:
+                fn = c.get("function", {})
+                calls.append(
+                    (c.get("id", ""), fn.get("name", ""), json.loads(fn.get("arguments") or "{}"))
+                )
+        results = {
+            m.get("tool_call_id"): str(m.get("content", ""))
+            for m in req.messages
+            if m.get("role") == "tool"
+        }
+        if not calls:
+            return StubReply.call("read_manifest", {})
+        done: set[str] = set()
+        for cid, name, args in calls:
+            if name == "read_manifest" and cid in results:
+                done |= set(json.loads(results[cid]).get("completed_steps", []))
+            if name == "complete_step" and cid in results:
+                done.add(str(args.get("step")))
+        _last_id, last_name, last_args = calls[-1]
+        if last_name == "write_file":
+            return StubReply.call(
+                "complete_step", {"step": str(last_args["path"]).removesuffix(".txt")}
+            )
+        pending = [s for s in steps if s not in done]
+        if pending:
+            return StubReply.call(
+                "write_file", {"path": f"{pending[0]}.txt", "content": pending[0]}
+            )
+        return StubReply(content=f"All steps done: {', '.join(steps)}.")
 
     return script

@@ -1,0 +1,220 @@
+"""Running harnesses on tasks: run specs, one run's execution, local and Ray executors.
+
+A run's id is stable (pack version, task, harness, model, versions, repeat), so running the
+same command again resumes: finished runs are skipped by the caller, an interrupted one
+continues in its kept workspace, where ``manifest.json`` says what was already done.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import mimetypes
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from lhbench.harness.native import HARNESS_VERSION, NativeHarness
+from lhbench.harness.workspace import (
+    install_skills,
+    prepare_workspace,
+    run_id_for,
+    scrubbed_env,
+    skill_text,
+)
+from lhbench.models import ModelPool, ModelSpec
+from lhbench.packs import load_pack
+from lhbench.schema import Artifact, Run, Trajectory
+
+__all__ = ["HARNESSES", "RunOutcome", "RunSpec", "execute", "run_local", "run_ray"]
+
+HARNESSES = ("native",)
+_MAX_ARTIFACT_BYTES = 1 << 20
+_MAX_ARTIFACTS = 100
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """Everything one run needs; plain data, so it can travel to a Ray worker."""
+
+    pack_dir: str
+    task_id: str
+    harness: str
+    model: dict[str, Any]
+    versions: dict[str, str] = field(default_factory=dict)
+    repeat: int = 0
+    home: str = ".lhbench"
+    compact_at_tokens: int = 60_000
+
+    @property
+    def spec(self) -> ModelSpec:
+        """The model spec."""
+        return ModelSpec.model_validate(self.model)
+
+    def run_id(self) -> str:
+        """The stable run id."""
+        pack = load_pack(Path(self.pack_dir))
+        return run_id_for(
+            pack,
+            pack.task(self.task_id),
+            self.harness,
+            self.spec.model_string,
+            self.versions,
+            self.repeat,
+        )
+
+
+@dataclass
+class RunOutcome:
+    """A finished (or stopped) run with its trajectory and artifacts."""
+
+    run: Run
+    trajectory: Trajectory
+    artifacts: list[Artifact]
+
+    def to_json(self) -> dict[str, Any]:
+        """Plain JSON (for Ray)."""
+        return {
+            "run": self.run.model_dump(mode="json"),
+            "trajectory": self.trajectory.model_dump(mode="json"),
+            "artifacts": [a.model_dump(mode="json") for a in self.artifacts],
+        }
+
+    @classmethod
+    def from_json(cls, doc: dict[str, Any]) -> RunOutcome:
+        """Back from :meth:`to_json`."""
+        return cls(
+            Run.model_validate(doc["run"]),
+            Trajectory.model_validate(doc["trajectory"]),
+            [Artifact.model_validate(a) for a in doc["artifacts"]],
+        )
+
+
+def _artifacts(run_id: str, root: Path) -> list[Artifact]:
+    out = []
+    for p in sorted(root.rglob("*")):
+        rel = p.relative_to(root)
+        if not p.is_file() or any(part.startswith(".") for part in rel.parts):
+            continue
+        data = p.read_bytes()
+        if len(data) > _MAX_ARTIFACT_BYTES:
+            continue
+        media = mimetypes.guess_type(p.name)[0] or "text/plain"
+        out.append(
+            Artifact(
+                run_id=run_id,
+                name=rel.as_posix(),
+                media_type=media,
+                sha256=hashlib.sha256(data).hexdigest(),
+                size=len(data),
+                content=data,
+            )
+        )
+        if len(out) >= _MAX_ARTIFACTS:
+            break
+    return out
+
+
+async def execute(spec: RunSpec, *, pool: ModelPool | None = None, model: Any = None) -> RunOutcome:
+    """Run one task with one harness in its workspace (``model``: e.g. a FunctionModel)."""
+    if spec.harness not in HARNESSES:
+        raise ValueError(
+            f"harness {spec.harness!r} is not available; available: {', '.join(HARNESSES)}"
+        )
+    pack_dir = Path(spec.pack_dir)
+    pack = load_pack(pack_dir)
+    task = pack.task(spec.task_id)
+    mspec = spec.spec
+    run_id = run_id_for(pack, task, spec.harness, mspec.model_string, spec.versions, spec.repeat)
+    ws = prepare_workspace(
+        Path(spec.home), run_id, pack_dir, task, spec.harness, mspec.model_string
+    )
+    skills = skill_text(pack_dir, task, spec.versions)
+    install_skills(ws, spec.harness, skills)
+    env = scrubbed_env(ws.home, {"LHBENCH_VOLUME": str(ws.volume)})
+    pool = pool or ModelPool()
+    async with pool.session():
+        harness = NativeHarness(
+            pool.get(mspec, wrapped=model),
+            root=ws.root,
+            task_dir=pack_dir / "tasks" / task.id,
+            env=env,
+            hooks=task.environment.hooks,
+            skills=skills,
+            compact_at_tokens=spec.compact_at_tokens,
+        )
+        result = await harness.run(
+            task, tool_calls=task.limits.tool_calls, wall_seconds=task.limits.wall_seconds
+        )
+    versions = dict(spec.versions)
+    if task.skills and "skill" not in versions:
+        versions["skill"] = "default"
+    cost = mspec.cost(result.usage.input_tokens, result.usage.output_tokens)
+    run = Run(
+        id=run_id,
+        pack_id=pack.id,
+        pack_hash=pack.content_hash,
+        task_id=task.id,
+        harness=spec.harness,
+        harness_version=HARNESS_VERSION,
+        model=mspec.model_string,
+        versions=versions,
+        repeat=spec.repeat,
+        status=result.status,
+        started_at=result.started_at,
+        ended_at=result.ended_at,
+        usage=result.usage.model_copy(update={"cost_usd": cost}),
+        cost_usd=cost,
+        error=result.error,
+        metadata={"resumed": ws.resumed, "workspace": str(ws.root)},
+    )
+    return RunOutcome(
+        run, Trajectory(run_id=run_id, steps=result.steps), _artifacts(run_id, ws.root)
+    )
+
+
+async def run_local(
+    specs: Sequence[RunSpec],
+    *,
+    parallel: int = 2,
+    on_done: Callable[[RunOutcome], None] | None = None,
+) -> list[RunOutcome]:
+    """Run specs on this machine, at most ``parallel`` at once."""
+    gate = asyncio.Semaphore(parallel)
+    pool = ModelPool()
+
+    async def one(s: RunSpec) -> RunOutcome:
+        async with gate:
+            out = await execute(s, pool=pool)
+        if on_done:
+            on_done(out)
+        return out
+
+    return list(await asyncio.gather(*(one(s) for s in specs)))
+
+
+def _execute_sync(spec: RunSpec) -> dict[str, Any]:
+    return asyncio.run(execute(spec)).to_json()
+
+
+def run_ray(
+    specs: Sequence[RunSpec], *, parallel: int = 2, address: str | None = None
+) -> list[RunOutcome]:
+    """Run specs as Ray tasks (a local Ray instance unless ``address`` is given)."""
+    try:
+        import ray
+    except ImportError:
+        raise RuntimeError(
+            "the Ray executor needs ray: `uv sync --extra ray` (or pip install ray)"
+        ) from None
+    started = not ray.is_initialized()
+    if started:
+        ray.init(address=address, num_cpus=parallel, include_dashboard=False, log_to_driver=False)
+    try:
+        remote = ray.remote(num_cpus=1)(_execute_sync)
+        docs = ray.get([remote.remote(s) for s in specs])
+    finally:
+        if started:
+            ray.shutdown()
+    return [RunOutcome.from_json(d) for d in docs]

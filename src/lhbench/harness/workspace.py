@@ -1,0 +1,115 @@
+"""Run workspaces.
+
+The task's initial state copied per run, a persistent per-(harness, model) volume, a
+scrubbed environment, and the skill put where each harness looks for it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+from lhbench.schema import Task, TaskPack
+
+__all__ = [
+    "ENV_ALLOW",
+    "Workspace",
+    "install_skills",
+    "prepare_workspace",
+    "run_id_for",
+    "scrubbed_env",
+    "skill_text",
+]
+
+ENV_ALLOW = ("PATH", "LANG", "LC_ALL", "TERM", "TZ", "SSL_CERT_FILE", "SSL_CERT_DIR")
+
+
+def run_id_for(
+    pack: TaskPack, task: Task, harness: str, model: str, versions: dict[str, str], repeat: int
+) -> str:
+    """A stable run id: the same command resumes the same run."""
+    doc = json.dumps(
+        [pack.id, pack.content_hash, task.id, harness, model, sorted(versions.items()), repeat]
+    )
+    digest = hashlib.sha256(doc.encode()).hexdigest()[:12]
+    return f"{harness}-{task.id}-r{repeat}-{digest}"
+
+
+def scrubbed_env(home: Path, extra: dict[str, str] | None = None) -> dict[str, str]:
+    """Only allow-listed variables from the parent, plus HOME set to the run's home."""
+    env = {k: os.environ[k] for k in ENV_ALLOW if k in os.environ}
+    env["HOME"] = str(home)
+    env.update(extra or {})
+    return env
+
+
+@dataclass(frozen=True)
+class Workspace:
+    """Where a run works: ``root`` (the task state), ``home``, and the shared ``volume``."""
+
+    root: Path
+    home: Path
+    volume: Path
+    run_dir: Path
+    resumed: bool
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "-", text).strip("-")
+
+
+def skill_text(pack_dir: Path, task: Task, versions: dict[str, str]) -> dict[str, str]:
+    """Name -> SKILL.md text for the task's skills (``versions['skill']`` picks a variant)."""
+    out = {}
+    for name in task.skills:
+        base = pack_dir / "skills" / name
+        variant = versions.get("skill")
+        path = (
+            base / "versions" / f"{variant}.md"
+            if variant and (base / "versions" / f"{variant}.md").is_file()
+            else base / "SKILL.md"
+        )
+        out[name] = path.read_text(encoding="utf-8")
+    return out
+
+
+def prepare_workspace(
+    home_dir: Path, run_id: str, pack_dir: Path, task: Task, harness: str, model: str
+) -> Workspace:
+    """The run's directories; an existing workspace is kept (a restarted run resumes in it)."""
+    run_dir = home_dir / "runs" / run_id
+    root = run_dir / "workspace"
+    resumed = root.exists()
+    if not resumed:
+        initial = (
+            pack_dir / "tasks" / task.id / task.environment.initial_state
+            if task.environment.initial_state
+            else None
+        )
+        if initial is not None and initial.is_dir():
+            shutil.copytree(initial, root, symlinks=True)
+        else:
+            root.mkdir(parents=True)
+    home = run_dir / "home"
+    home.mkdir(parents=True, exist_ok=True)
+    volume = home_dir / "volumes" / _slug(f"{harness}-{model}")
+    volume.mkdir(parents=True, exist_ok=True)
+    return Workspace(root=root, home=home, volume=volume, run_dir=run_dir, resumed=resumed)
+
+
+def install_skills(ws: Workspace, harness: str, skills: dict[str, str]) -> None:
+    """Put each SKILL.md where the harness discovers skills (Codex and ours take them inline)."""
+    for name, text in skills.items():
+        if harness == "claude-code":
+            target = ws.root / ".claude" / "skills" / name / "SKILL.md"
+        elif harness == "gemini-cli":
+            target = ws.root / ".gemini" / "skills" / name / "SKILL.md"
+        else:
+            continue
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text, encoding="utf-8")

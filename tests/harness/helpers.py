@@ -1,0 +1,65 @@
+"""A small pack for harness tests: one task with a verification hook and a skill."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+CHECK = textwrap.dedent(
+    """
+    import argparse, json
+    from pathlib import Path
+    ap = argparse.ArgumentParser(); ap.add_argument("--root"); root = Path(ap.parse_args().root)
+    p = root / "greeting.txt"
+    text = p.read_text() if p.exists() else ""
+    if text.strip() == "hello, world":
+        print(json.dumps({"ok": True, "diagnosis": "greeting.txt is right", "next_action": ""}))
+    else:
+        diagnosis = f"greeting.txt says {text.strip()!r}; expected 'hello, world'"
+        print(json.dumps({"ok": False, "diagnosis": diagnosis,
+                          "next_action": "rewrite greeting.txt with exactly: hello, world"}))
+    """
+)
+
+
+HOOKS = (
+    "  hooks:\n"
+    "    - {after_tool: write_file, check: check.py}\n"
+    "    - {after_tool: edit_file, check: check.py}\n"
+)
+
+
+def write_harness_pack(
+    root: Path,
+    *,
+    tool_calls: int | None = None,
+    wall_seconds: float | None = None,
+    hooks: bool = True,
+) -> Path:
+    (root / "tasks" / "greet" / "initial").mkdir(parents=True)
+    (root / "pack.yaml").write_text("id: harness-mini\nversion: '1'\nenvironment: filesystem\n")
+    (root / "tasks" / "greet" / "initial" / "README.md").write_text("# project\n")
+    (root / "tasks" / "greet" / "check.py").write_text(CHECK)
+    limits = ""
+    if tool_calls or wall_seconds:
+        limits = (
+            "limits:\n"
+            + (f"  tool_calls: {tool_calls}\n" if tool_calls else "")
+            + (f"  wall_seconds: {wall_seconds}\n" if wall_seconds else "")
+        )
+    (root / "tasks" / "greet" / "task.yaml").write_text(
+        "title: Greet\ninstruction: Write greeting.txt saying hello, world.\n"
+        "environment:\n  initial_state: initial\n"
+        + (HOOKS if hooks else "")
+        + "skills: [greeter]\n"
+        + limits
+    )
+    skill = root / "skills" / "greeter"
+    (skill / "versions").mkdir(parents=True)
+    (skill / "SKILL.md").write_text(
+        "---\nname: greeter\ndescription: greets\n---\nSKILL-DEFAULT: check the manifest first.\n"
+    )
+    (skill / "versions" / "v1.md").write_text(
+        "---\nname: greeter\n---\nSKILL-VARIANT-V1: be terse.\n"
+    )
+    return root
