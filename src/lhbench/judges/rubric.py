@@ -42,7 +42,6 @@ from lhbench.schema import (
     Task,
     Tier,
     Trajectory,
-    Usage,
 )
 
 __all__ = ["Evidence", "PreparedPrompt", "RubricJudge", "grade_cache_key", "raw_output"]
@@ -280,12 +279,7 @@ class RubricJudge:
             repeat=repeat,
             raw_output=raw if status != GradeStatus.OK else None,
             error=error,
-            usage=Usage(
-                input_tokens=ledger.input_tokens,
-                output_tokens=ledger.output_tokens,
-                requests=ledger.requests,
-                cost_usd=ledger.cost_usd,
-            ),
+            usage=ledger.usage(),
             cost_usd=ledger.cost_usd,
             latency_s=time.monotonic() - started,
             cache_key=key,

@@ -31,7 +31,7 @@ from lhbench.judges.prompts import task_text
 from lhbench.judges.render import fence, render_trajectory
 from lhbench.judges.rubric import raw_output
 from lhbench.models import ModelSpec, cache_salt, current_ledger
-from lhbench.schema import JudgeIdentity, JudgeKind, Run, Task, Trajectory, Usage, Verdict
+from lhbench.schema import JudgeIdentity, JudgeKind, Run, Task, Trajectory, Verdict
 
 __all__ = ["AGENT_PROMPT_VERSION", "VerdictAnswer", "VerdictJudge", "judge_tool_servers"]
 
@@ -242,12 +242,7 @@ class VerdictJudge:
             tool_calls=len(tools_used),
             tools_used=tools_used,
             repeat=repeat,
-            usage=Usage(
-                input_tokens=ledger.input_tokens,
-                output_tokens=ledger.output_tokens,
-                requests=ledger.requests,
-                cost_usd=ledger.cost_usd,
-            ),
+            usage=ledger.usage(),
             cost_usd=ledger.cost_usd,
             latency_s=time.monotonic() - started,
             cache_key=key,

@@ -39,6 +39,7 @@ from pydantic_ai.settings import ModelSettings
 
 from lhbench.errors import ConfigError
 from lhbench.models.spec import ModelSpec
+from lhbench.schema import Usage
 
 __all__ = [
     "CallRecord",
@@ -91,6 +92,15 @@ class Ledger:
         """Summed cost, None when no price is known."""
         costs = [c.cost_usd for c in self.calls if not c.cached and c.cost_usd is not None]
         return sum(costs) if costs else None
+
+    def usage(self) -> Usage:
+        """The ledger as schema Usage (what a grade or verdict records)."""
+        return Usage(
+            input_tokens=self.input_tokens,
+            output_tokens=self.output_tokens,
+            requests=self.requests,
+            cost_usd=self.cost_usd,
+        )
 
     @property
     def cache_hits(self) -> int:

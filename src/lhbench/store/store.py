@@ -209,6 +209,11 @@ def _step_from(row: StepRow) -> Step:
     )
 
 
+def _matching(*pairs: tuple[Any, object]) -> list[Any]:
+    """``column == value`` for every pair whose value is given (None means any)."""
+    return [col == value for col, value in pairs if value is not None]
+
+
 class Store:
     """Persistence for lhbench. Open with :meth:`open`; safe to share across threads."""
 
@@ -387,16 +392,13 @@ class Store:
         status: str | None,
         versions: dict[str, str] | None,
     ) -> list[Any]:
-        conds: list[Any] = []
-        for col, value in (
+        conds = _matching(
             (RunRow.pack_id, pack_id),
             (RunRow.task_id, task_id),
             (RunRow.harness, harness),
             (RunRow.model, model),
             (RunRow.status, status),
-        ):
-            if value is not None:
-                conds.append(col == value)
+        )
         for key, value in (versions or {}).items():
             conds.append(RunRow.versions[key].as_string() == value)
         return conds
@@ -566,16 +568,12 @@ class Store:
         status: str | None = None,
     ) -> list[Grade]:
         """Grades matching every filter given, oldest first."""
-        conds = [
-            col == v
-            for col, v in (
-                (GradeRow.run_id, run_id),
-                (GradeRow.rubric_id, rubric_id),
-                (GradeRow.tier, tier),
-                (GradeRow.status, status),
-            )
-            if v is not None
-        ]
+        conds = _matching(
+            (GradeRow.run_id, run_id),
+            (GradeRow.rubric_id, rubric_id),
+            (GradeRow.tier, tier),
+            (GradeRow.status, status),
+        )
         with Session(self.engine) as s:
             rows = s.scalars(
                 select(GradeRow)
@@ -604,11 +602,7 @@ class Store:
         self, *, run_id: str | None = None, judge_kind: str | None = None
     ) -> list[Verdict]:
         """Verdicts matching the filters, oldest first."""
-        conds = [
-            col == v
-            for col, v in ((VerdictRow.run_id, run_id), (VerdictRow.judge_kind, judge_kind))
-            if v is not None
-        ]
+        conds = _matching((VerdictRow.run_id, run_id), (VerdictRow.judge_kind, judge_kind))
         with Session(self.engine) as s:
             rows = s.scalars(
                 select(VerdictRow)
@@ -637,11 +631,7 @@ class Store:
         self, *, rater_kind: str | None = None, task_id: str | None = None
     ) -> list[PreferenceVote]:
         """Votes, oldest first; ``rater_kind='human'`` keeps pairwise-judge outcomes apart."""
-        conds = [
-            col == v
-            for col, v in ((VoteRow.rater_kind, rater_kind), (VoteRow.task_id, task_id))
-            if v is not None
-        ]
+        conds = _matching((VoteRow.rater_kind, rater_kind), (VoteRow.task_id, task_id))
         with Session(self.engine) as s:
             rows = s.scalars(
                 select(VoteRow).where(and_(True, *conds)).order_by(VoteRow.created_at, VoteRow.id)
