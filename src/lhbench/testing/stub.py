@@ -1,4 +1,7 @@
-"""A real HTTP server on 127.0.0.1 that speaks the OpenAI-compatible chat-completions API.
+"""A real HTTP server on 127.0.0.1 speaking the OpenAI chat and Anthropic Messages APIs.
+
+Chat completions at ``/v1/chat/completions`` and Messages at ``/v1/messages`` (plain and
+SSE) are answered by the same script.
 
 It answers from a script the caller gives (a function of the request), with optional
 latency and injected faults, and logs every request so tests can count calls. Tests,
@@ -30,6 +33,13 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
+
+from lhbench.testing.anthropic_wire import (
+    anthropic_error,
+    anthropic_events,
+    anthropic_message,
+    from_anthropic,
+)
 
 __all__ = [
     "FAULTS",
@@ -176,6 +186,7 @@ class ModelStub:
         self.app = Starlette(
             routes=[
                 Route("/v1/chat/completions", self._chat, methods=["POST"]),
+                Route("/v1/messages", self._messages, methods=["POST"]),
                 Route("/v1/models", self._models, methods=["GET"]),
                 Route("/_stub/requests", self._requests, methods=["GET"]),
                 Route("/_stub/reset", self._reset, methods=["POST"]),
@@ -265,12 +276,23 @@ class ModelStub:
         with self._lock:
             self._log.append(req)
 
+    async def _messages(self, request: Request) -> Response:
+        """Anthropic Messages: the same scripts, answered in that protocol."""
+        try:
+            body = await request.json()
+        except json.JSONDecodeError:
+            return JSONResponse(anthropic_error(400, "body is not JSON"), status_code=400)
+        return await self._answer(from_anthropic(body), protocol="anthropic")
+
     async def _chat(self, request: Request) -> Response:
-        started = time.monotonic()
         try:
             body = await request.json()
         except json.JSONDecodeError:
             return JSONResponse({"error": {"message": "body is not JSON"}}, status_code=400)
+        return await self._answer(body, protocol="openai")
+
+    async def _answer(self, body: dict[str, Any], *, protocol: str) -> Response:
+        started = time.monotonic()
         with self._lock:
             index = self._counter
             self._counter += 1
@@ -291,7 +313,14 @@ class ModelStub:
         if delay:
             await asyncio.sleep(delay)
         response: Response
-        if fault == "429":
+        if fault in ("429", "500") and protocol == "anthropic":
+            code = int(fault)
+            response = JSONResponse(
+                anthropic_error(code, f"stub fault {code}"),
+                status_code=code,
+                headers={"retry-after-ms": "10"},
+            )
+        elif fault == "429":
             response = JSONResponse(
                 {
                     "error": {
@@ -313,7 +342,19 @@ class ModelStub:
             response = JSONResponse({"error": {"message": "held past timeout"}}, status_code=504)
         else:
             payload = self._completion(stub_req, reply, malformed=fault == "malformed")
-            if body.get("stream"):
+            if protocol == "anthropic":
+                message = anthropic_message(payload)
+                if body.get("stream"):
+                    response = StreamingResponse(
+                        anthropic_events(message), media_type="text/event-stream"
+                    )
+                else:
+                    text = json.dumps(message)
+                    response = Response(
+                        text[: max(1, len(text) // 2)] if fault == "truncated" else text,
+                        media_type="application/json",
+                    )
+            elif body.get("stream"):
                 response = StreamingResponse(
                     self._stream(payload, body), media_type="text/event-stream"
                 )
