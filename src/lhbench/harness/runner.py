@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from lhbench.harness.claude_code import claude_code_binary, run_claude_code
 from lhbench.harness.native import HARNESS_VERSION, NativeHarness
 from lhbench.harness.workspace import (
     install_skills,
@@ -25,11 +26,11 @@ from lhbench.harness.workspace import (
 )
 from lhbench.models import ModelPool, ModelSpec
 from lhbench.packs import load_pack
-from lhbench.schema import Artifact, Run, Trajectory
+from lhbench.schema import Artifact, Run, RunStatus, Trajectory
 
 __all__ = ["HARNESSES", "RunOutcome", "RunSpec", "execute", "run_local", "run_ray"]
 
-HARNESSES = ("native",)
+HARNESSES = ("native", "claude-code")
 _MAX_ARTIFACT_BYTES = 1 << 20
 _MAX_ARTIFACTS = 100
 
@@ -133,6 +134,8 @@ async def execute(spec: RunSpec, *, pool: ModelPool | None = None, model: Any = 
     skills = skill_text(pack_dir, task, spec.versions)
     install_skills(ws, spec.harness, skills)
     env = scrubbed_env(ws.home, {"LHBENCH_VOLUME": str(ws.volume)})
+    if spec.harness == "claude-code":
+        return await _execute_claude_code(spec, pack, task, ws, env, run_id)
     pool = pool or ModelPool()
     async with pool.session():
         harness = NativeHarness(
@@ -172,6 +175,52 @@ async def execute(spec: RunSpec, *, pool: ModelPool | None = None, model: Any = 
     return RunOutcome(
         run, Trajectory(run_id=run_id, steps=result.steps), _artifacts(run_id, ws.root)
     )
+
+
+async def _execute_claude_code(
+    spec: RunSpec, pack: Any, task: Any, ws: Any, env: dict[str, str], run_id: str
+) -> RunOutcome:
+    mspec = spec.spec
+    cli = await run_claude_code(
+        binary=claude_code_binary(),
+        ws=ws,
+        task_dir=Path(spec.pack_dir) / "tasks" / task.id,
+        prompt="\n\n".join(task.user_turns),
+        model=mspec,
+        env=env,
+        hooks=task.environment.hooks,
+        wall_seconds=task.limits.wall_seconds,
+    )
+    info = cli.info
+    versions = dict(spec.versions)
+    if task.skills and "skill" not in versions:
+        versions["skill"] = "default"
+    status = RunStatus.TIMED_OUT if cli.timed_out else info.status
+    run = Run(
+        id=run_id,
+        pack_id=pack.id,
+        pack_hash=pack.content_hash,
+        task_id=task.id,
+        harness=spec.harness,
+        harness_version=info.harness_version or "unknown",
+        model=mspec.model_string,
+        versions=versions,
+        repeat=spec.repeat,
+        status=status,
+        started_at=info.started_at,
+        ended_at=info.ended_at,
+        usage=info.usage,
+        cost_usd=info.cost_usd,
+        error=info.error or (cli.stderr[-2000:] if cli.exit_code else None),
+        metadata={
+            "resumed": ws.resumed,
+            "workspace": str(ws.root),
+            "exit_code": cli.exit_code,
+            "transcript": str(cli.transcript),
+            "hook_runs": len(cli.hook_log),
+        },
+    )
+    return RunOutcome(run, Trajectory(run_id=run_id, steps=cli.steps), _artifacts(run_id, ws.root))
 
 
 async def run_local(

@@ -51,6 +51,14 @@ def sniff_claude_code(objs: list[dict[str, Any]]) -> bool:
     return False
 
 
+_RESULT_FIELDS = {
+    "input_tokens": "input_tokens",
+    "output_tokens": "output_tokens",
+    "cache_read_tokens": "cache_read_input_tokens",
+    "cache_write_tokens": "cache_creation_input_tokens",
+}
+
+
 def _usage(u: dict[str, Any]) -> Usage:
     return Usage(
         input_tokens=int(u.get("input_tokens") or 0),
@@ -243,6 +251,19 @@ def read_claude_code(ctx: ImportContext, info: TranscriptInfo) -> Iterator[Step]
 
         yield from guarded(ctx, lineno, FORMAT, handle)
     info.usage = usage.total().model_copy(update={"cost_usd": info.cost_usd})
+    if isinstance(final := info.metadata.get("result_usage"), dict):
+        # stream-json assistant lines carry the usage of message_start (output tokens not yet
+        # counted); the result line's totals are the session's own count, field by field
+        summed = info.usage.model_dump()
+        info.usage = Usage(
+            **{
+                k: int(final[src]) if isinstance(final.get(src), int) else summed[k]
+                for k, src in _RESULT_FIELDS.items()
+            },
+            reasoning_tokens=info.usage.reasoning_tokens,
+            requests=info.usage.requests,
+            cost_usd=info.cost_usd,
+        )
     if session_file and not saw_result and last_stop == "end_turn" and not b.open_calls:
         # session files have no result line: a final end_turn with no call left open is the end
         info.status = RunStatus.COMPLETED

@@ -1,0 +1,104 @@
+"""Claude Code, installed from the npm registry, runs a task end to end against the stub."""
+
+import asyncio
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import ClassVar
+
+import pytest
+
+from lhbench.harness.claude_code import install_claude_code
+from lhbench.harness.runner import RunSpec, execute
+from lhbench.models import resolve_model
+from lhbench.schema import RunStatus, StepKind
+from lhbench.testing import ModelStub, StubReply, StubRequest
+from tests.harness.helpers import write_harness_pack
+
+CACHE = Path(__file__).resolve().parents[2] / ".lhbench" / "npm-cli"
+
+
+@pytest.fixture(scope="session")
+def claude_bin() -> Path:
+    return install_claude_code(CACHE / "claude-code")
+
+
+class _RefusingProxy(BaseHTTPRequestHandler):
+    seen: ClassVar[list[str]] = []
+
+    def _refuse(self) -> None:
+        self.seen.append(f"{self.command} {self.path}")
+        self.send_response(403)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    do_CONNECT = do_GET = do_POST = do_HEAD = _refuse
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+def script(req: StubRequest) -> StubReply:
+    if not req.body.get("tools"):
+        return StubReply(content='{"title": "greeting"}')  # auxiliary calls (titles)
+    n = len(req.tool_results())
+    if n == 0:
+        return StubReply.call("Bash", {"command": "echo hello > out.txt", "description": "w"})
+    if n == 1:
+        return StubReply.call("Write", {"file_path": "greeting.txt", "content": "hi\n"})
+    if n == 2:
+        return StubReply.call("Write", {"file_path": "greeting.txt", "content": "hello, world\n"})
+    return StubReply(content="greeting.txt says hello, world")
+
+
+def test_claude_code_end_to_end(
+    tmp_path: Path, claude_bin: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pack = write_harness_pack(tmp_path / "pack")
+    proxy = ThreadingHTTPServer(("127.0.0.1", 0), _RefusingProxy)
+    threading.Thread(target=proxy.serve_forever, daemon=True).start()
+    proxy_url = f"http://127.0.0.1:{proxy.server_address[1]}"
+    for var in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"):
+        monkeypatch.setenv(var, proxy_url)
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
+    monkeypatch.setenv("LHBENCH_CLAUDE_BIN", str(claude_bin))
+    tmp_before = {p.name for p in Path("/tmp").iterdir() if p.name.startswith("claude")}
+    try:
+        with ModelStub(script) as stub:
+            model = resolve_model(f"anthropic:stub-sonnet@{stub.base_url}")
+            spec = RunSpec(
+                str(pack), "greet", "claude-code", model.model_dump(), home=str(tmp_path / "h")
+            )
+            out = asyncio.run(execute(spec))
+            log = stub.requests
+    finally:
+        proxy.shutdown()
+
+    ws = Path(out.run.metadata["workspace"])
+    run_dir = ws.parent
+    # the CLI's own tools did the work: a shell command and file writes
+    assert (ws / "out.txt").read_text() == "hello\n"
+    assert (ws / "greeting.txt").read_text() == "hello, world\n"
+    # the skill was installed where Claude Code looks, and the CLI saw it
+    assert (ws / ".claude" / "skills" / "greeter" / "SKILL.md").is_file()
+    assert any("greeter" in json.dumps(r.body) for r in log)
+    # the hook ran after each Write; its failure reached the model in the next request
+    hooks = [json.loads(x) for x in (run_dir / "hooks.jsonl").read_text().splitlines()]
+    assert [h["ok"] for h in hooks] == [False, True]
+    after_bad_write = json.dumps(log[2].body)
+    assert (
+        "expected 'hello, world'" in after_bad_write and "rewrite greeting.txt" in after_bad_write
+    )
+    # the normalized transcript: tool calls, results and the final answer, with usage
+    steps = out.trajectory.steps
+    calls = [s.tool_name for s in steps if s.kind == StepKind.TOOL_CALL]
+    assert calls == ["Bash", "Write", "Write"]
+    assert out.run.status == RunStatus.COMPLETED
+    assert out.run.usage.input_tokens > 0 and out.run.usage.output_tokens > 0
+    assert out.run.harness_version.startswith("2.1")
+    assert {a.name for a in out.artifacts} >= {"out.txt", "greeting.txt"}
+    # contained: no connection attempt beyond 127.0.0.1, no temp files outside the run
+    assert _RefusingProxy.seen == []
+    assert {p.name for p in Path("/tmp").iterdir() if p.name.startswith("claude")} == tmp_before
+    assert all(r.body.get("model") == "stub-sonnet" for r in log)
