@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from lhbench.harness.claude_code import claude_code_binary, run_claude_code
+from lhbench.harness.cli_agents import CLI_AGENTS, cli_binary, run_cli_agent
 from lhbench.harness.native import HARNESS_VERSION, NativeHarness
 from lhbench.harness.workspace import (
     install_skills,
@@ -30,7 +30,7 @@ from lhbench.schema import Artifact, Run, RunStatus, Trajectory
 
 __all__ = ["HARNESSES", "RunOutcome", "RunSpec", "execute", "run_local", "run_ray"]
 
-HARNESSES = ("native", "claude-code")
+HARNESSES = ("native", *CLI_AGENTS)
 _MAX_ARTIFACT_BYTES = 1 << 20
 _MAX_ARTIFACTS = 100
 
@@ -134,8 +134,8 @@ async def execute(spec: RunSpec, *, pool: ModelPool | None = None, model: Any = 
     skills = skill_text(pack_dir, task, spec.versions)
     install_skills(ws, spec.harness, skills)
     env = scrubbed_env(ws.home, {"LHBENCH_VOLUME": str(ws.volume)})
-    if spec.harness == "claude-code":
-        return await _execute_claude_code(spec, pack, task, ws, env, run_id)
+    if spec.harness in CLI_AGENTS:
+        return await _execute_cli(spec, pack, task, ws, env, run_id, skills)
     pool = pool or ModelPool()
     async with pool.session():
         harness = NativeHarness(
@@ -177,18 +177,27 @@ async def execute(spec: RunSpec, *, pool: ModelPool | None = None, model: Any = 
     )
 
 
-async def _execute_claude_code(
-    spec: RunSpec, pack: Any, task: Any, ws: Any, env: dict[str, str], run_id: str
+async def _execute_cli(
+    spec: RunSpec,
+    pack: Any,
+    task: Any,
+    ws: Any,
+    env: dict[str, str],
+    run_id: str,
+    skills: dict[str, str],
 ) -> RunOutcome:
     mspec = spec.spec
-    cli = await run_claude_code(
-        binary=claude_code_binary(),
+    agent = CLI_AGENTS[spec.harness]
+    cli = await run_cli_agent(
+        agent,
+        binary=cli_binary(agent),
         ws=ws,
         task_dir=Path(spec.pack_dir) / "tasks" / task.id,
         prompt="\n\n".join(task.user_turns),
         model=mspec,
         env=env,
         hooks=task.environment.hooks,
+        skills=skills,
         wall_seconds=task.limits.wall_seconds,
     )
     info = cli.info

@@ -40,6 +40,7 @@ from lhbench.testing.anthropic_wire import (
     anthropic_message,
     from_anthropic,
 )
+from lhbench.testing.responses_wire import from_responses, responses_events, responses_object
 
 __all__ = [
     "FAULTS",
@@ -187,6 +188,7 @@ class ModelStub:
             routes=[
                 Route("/v1/chat/completions", self._chat, methods=["POST"]),
                 Route("/v1/messages", self._messages, methods=["POST"]),
+                Route("/v1/responses", self._responses, methods=["POST"]),
                 Route("/v1/models", self._models, methods=["GET"]),
                 Route("/_stub/requests", self._requests, methods=["GET"]),
                 Route("/_stub/reset", self._reset, methods=["POST"]),
@@ -284,6 +286,14 @@ class ModelStub:
             return JSONResponse(anthropic_error(400, "body is not JSON"), status_code=400)
         return await self._answer(from_anthropic(body), protocol="anthropic")
 
+    async def _responses(self, request: Request) -> Response:
+        """OpenAI Responses: the same scripts, answered in that protocol."""
+        try:
+            body = await request.json()
+        except json.JSONDecodeError:
+            return JSONResponse({"error": {"message": "body is not JSON"}}, status_code=400)
+        return await self._answer(from_responses(body), protocol="responses")
+
     async def _chat(self, request: Request) -> Response:
         try:
             body = await request.json()
@@ -354,6 +364,18 @@ class ModelStub:
                         text[: max(1, len(text) // 2)] if fault == "truncated" else text,
                         media_type="application/json",
                     )
+            elif protocol == "responses":
+                custom = {
+                    t["function"]["name"]
+                    for t in body.get("tools", [])
+                    if t["function"].get("kind") == "custom"
+                }
+                obj = responses_object(payload, custom)
+                response = (
+                    StreamingResponse(responses_events(obj), media_type="text/event-stream")
+                    if body.get("stream")
+                    else JSONResponse(obj)
+                )
             elif body.get("stream"):
                 response = StreamingResponse(
                     self._stream(payload, body), media_type="text/event-stream"

@@ -1,0 +1,318 @@
+"""The CLI adapters: real agent CLIs as subprocesses, headless, in the run's workspace.
+
+Each runs with stdin closed, its own home/config directory inside the run directory, its
+temp files there too, no nonessential traffic, and the model's base URL from the model spec
+(facts: ``shared/reference/cli-offline-probe.md``, ``agent-cli-formats.md``):
+
+- Claude Code: ``claude -p PROMPT --output-format stream-json --verbose
+  --dangerously-skip-permissions``; ``CLAUDE_CONFIG_DIR``, ``ANTHROPIC_BASE_URL``; skills in
+  ``.claude/skills``; checks as ``PostToolUse``/``PostToolUseFailure`` hooks (``--settings``).
+- Codex CLI: ``codex exec --json --skip-git-repo-check
+  --dangerously-bypass-approvals-and-sandbox``; ``CODEX_HOME`` with a custom Responses-API
+  model provider; skills inline in ``$CODEX_HOME/AGENTS.md``; checks as ``PostToolUse``
+  hooks in ``$CODEX_HOME/hooks.json`` (trust-gated in exec, so the bypass flag is given).
+
+The hook command is :mod:`lhbench.harness.cli_hook`; its own log is read back after the run.
+The CLI's stdout is the transcript, normalized by the matching importer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from lhbench.harness.cli_hook import hook_config
+from lhbench.harness.workspace import Workspace
+from lhbench.ingest import ImportContext, TranscriptInfo
+from lhbench.ingest.claude_code import read_claude_code
+from lhbench.ingest.codex import read_codex
+from lhbench.models import ModelSpec
+from lhbench.schema import HookSpec, Step
+
+__all__ = [
+    "CLI_AGENTS",
+    "CliAgent",
+    "CliNotInstalled",
+    "CliRun",
+    "cli_binary",
+    "install_cli",
+    "run_cli_agent",
+]
+
+
+class CliNotInstalled(RuntimeError):
+    """The CLI binary is not where it was looked for."""
+
+
+@dataclass
+class CliJob:
+    """What a CLI's setup needs to know about one run."""
+
+    ws: Workspace
+    task_dir: Path
+    prompt: str
+    model: ModelSpec
+    env: dict[str, str]
+    hooks: list[HookSpec]
+    skills: dict[str, str]
+
+    def api_key(self) -> str:
+        """The model's key, or a placeholder for a local server that checks none."""
+        key = os.environ.get(self.model.api_key_env, "") if self.model.api_key_env else ""
+        return key or "local"
+
+    def base_url(self) -> str:
+        """The model's base URL; a CLI cannot run without one here."""
+        if not self.model.base_url:
+            raise ValueError(f"model {self.model.ref!r} has no base URL for the CLI to use")
+        return self.model.base_url.rstrip("/")
+
+    def hook_blocks(self, agent: CliAgent) -> dict[str, list[object]]:
+        """The hooks block for the CLI's settings: one entry per task check."""
+        # one entry per check: hooks naming the same check are merged into one matcher, so
+        # a tool that matches several (Codex's apply_patch is both Write and Edit) runs it once
+        matchers: dict[str, list[str]] = {}
+        for h in self.hooks:
+            m = "*" if h.after_tool in ("*", "") else agent.tools.get(h.after_tool, h.after_tool)
+            matchers.setdefault(h.check, []).extend(m.split("|"))
+        blocks: dict[str, list[object]] = {}
+        for check, names in matchers.items():
+            command = shlex.join(
+                [
+                    sys.executable,
+                    "-m",
+                    "lhbench.harness.cli_hook",
+                    "--cli",
+                    agent.hook_cli,
+                    "--check",
+                    str(self.task_dir / check),
+                    "--root",
+                    str(self.ws.root),
+                    "--log",
+                    str(self.ws.run_dir / "hooks.jsonl"),
+                ]
+            )
+            matcher = "*" if "*" in names else "|".join(dict.fromkeys(names))
+            for event, entries in hook_config(agent.hook_cli, command, matcher)["hooks"].items():
+                blocks.setdefault(event, []).extend(entries)
+        return blocks
+
+
+Setup = Callable[[CliJob, Path], tuple[list[str], dict[str, str]]]
+Reader = Callable[[ImportContext, TranscriptInfo], Iterator[Step]]
+
+
+@dataclass(frozen=True)
+class CliAgent:
+    """One CLI: its npm package, binary, hook dialect, tool names, setup and importer."""
+
+    harness: str
+    package: str
+    binary: str
+    hook_cli: str
+    tools: dict[str, str]
+    setup: Setup
+    reader: Reader
+
+    @property
+    def env_var(self) -> str:
+        """Where a user points at an installed binary, e.g. ``LHBENCH_CLAUDE_BIN``."""
+        return f"LHBENCH_{self.binary.upper()}_BIN"
+
+
+def _claude_setup(job: CliJob, binary: Path) -> tuple[list[str], dict[str, str]]:
+    config = job.ws.home / ".claude"
+    tmp = job.ws.run_dir / "tmp"
+    for d in (config, tmp):
+        d.mkdir(parents=True, exist_ok=True)
+    blocks = job.hook_blocks(CLI_AGENTS["claude-code"])
+    settings = job.ws.run_dir / "claude-settings.json"
+    settings.write_text(json.dumps({"hooks": blocks} if blocks else {}, indent=2))
+    env = {
+        **job.env,
+        "ANTHROPIC_BASE_URL": job.base_url().removesuffix("/v1"),
+        "ANTHROPIC_API_KEY": job.api_key(),
+        "CLAUDE_CONFIG_DIR": str(config),
+        "CLAUDE_CODE_TMPDIR": str(tmp),
+        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+        "CLAUDE_CODE_MAX_RETRIES": str(job.model.max_retries),
+        "DISABLE_AUTOUPDATER": "1",
+        "IS_SANDBOX": "1",  # we run as root in a sandbox; the CLI refuses otherwise
+    }
+    argv = [
+        str(binary),
+        "-p",
+        job.prompt,
+        "--output-format",
+        "stream-json",
+        "--verbose",
+        "--dangerously-skip-permissions",
+        "--model",
+        job.model.name,
+        "--settings",
+        str(settings),
+    ]
+    return argv, env
+
+
+def _toml(value: str) -> str:
+    return json.dumps(value)  # a JSON string is a valid TOML basic string
+
+
+def _codex_setup(job: CliJob, binary: Path) -> tuple[list[str], dict[str, str]]:
+    home = job.ws.home / ".codex"
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "config.toml").write_text(
+        f"model = {_toml(job.model.name)}\n"
+        'model_provider = "lhbench"\n'
+        "[model_providers.lhbench]\n"
+        'name = "lhbench"\n'
+        f"base_url = {_toml(job.base_url())}\n"
+        'env_key = "LHBENCH_MODEL_API_KEY"\n'
+        'wire_api = "responses"\n'
+        f"request_max_retries = {job.model.max_retries}\n"
+        "stream_max_retries = 0\n"
+        f"stream_idle_timeout_ms = {int(job.model.timeout_s * 1000)}\n"
+        "[analytics]\nenabled = false\n"
+    )
+    blocks = job.hook_blocks(CLI_AGENTS["codex"])
+    (home / "hooks.json").write_text(json.dumps({"hooks": blocks}, indent=2))
+    if job.skills:  # Codex takes skills inline, in its global instructions
+        (home / "AGENTS.md").write_text("\n\n".join(job.skills.values()))
+    env = {**job.env, "CODEX_HOME": str(home), "LHBENCH_MODEL_API_KEY": job.api_key()}
+    argv = [
+        str(binary),
+        "exec",
+        "--json",
+        "--skip-git-repo-check",
+        "--dangerously-bypass-approvals-and-sandbox",
+        "--dangerously-bypass-hook-trust",
+        # plugin and app sync calls home even with analytics off
+        "--disable",
+        "plugins",
+        "--disable",
+        "remote_plugin",
+        "--disable",
+        "apps",
+        job.prompt,
+    ]
+    return argv, env
+
+
+CLI_AGENTS: dict[str, CliAgent] = {
+    "claude-code": CliAgent(
+        harness="claude-code",
+        # the newest release whose engines field accepts Node 20 (later ones need Node >= 22)
+        package="@anthropic-ai/claude-code@2.1.197",
+        binary="claude",
+        hook_cli="claude",
+        tools={"write_file": "Write", "edit_file": "Edit|MultiEdit", "shell": "Bash"},
+        setup=_claude_setup,
+        reader=read_claude_code,
+    ),
+    "codex": CliAgent(
+        harness="codex",
+        package="@openai/codex@0.169.0",
+        binary="codex",
+        hook_cli="codex",
+        # apply_patch also matches the aliases Write and Edit
+        tools={"write_file": "Write", "edit_file": "Edit", "shell": "Bash"},
+        setup=_codex_setup,
+        reader=read_codex,
+    ),
+}
+
+
+@dataclass
+class CliRun:
+    """What one CLI run left: exit code, transcript, normalized steps, hook records."""
+
+    exit_code: int | None
+    timed_out: bool
+    transcript: Path
+    stderr: str
+    info: TranscriptInfo
+    steps: list[Step]
+    hook_log: list[dict[str, object]] = field(default_factory=list)
+
+
+def cli_binary(agent: CliAgent, prefix: Path | None = None) -> Path:
+    """``$LHBENCH_<BIN>_BIN``, else ``PREFIX/node_modules/.bin/<bin>``, else PATH's."""
+    if env := os.environ.get(agent.env_var):
+        return Path(env)
+    if prefix is not None and (prefix / "node_modules" / ".bin" / agent.binary).exists():
+        return prefix / "node_modules" / ".bin" / agent.binary
+    found = shutil.which(agent.binary)
+    if found is None:
+        raise CliNotInstalled(
+            f"{agent.harness} is not installed: run `npm i --prefix DIR {agent.package}` "
+            f"and set {agent.env_var}=DIR/node_modules/.bin/{agent.binary}"
+        )
+    return Path(found)
+
+
+def install_cli(agent: CliAgent, prefix: Path) -> Path:
+    """Install the CLI from the npm registry into ``prefix`` (kept; a second call is a no-op)."""
+    binary = prefix / "node_modules" / ".bin" / agent.binary
+    if not binary.exists():
+        prefix.mkdir(parents=True, exist_ok=True)
+        subprocess.run(
+            ["npm", "i", "--no-audit", "--no-fund", "--prefix", str(prefix), agent.package],
+            check=True,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+    return binary
+
+
+async def run_cli_agent(
+    agent: CliAgent,
+    *,
+    binary: Path,
+    ws: Workspace,
+    task_dir: Path,
+    prompt: str,
+    model: ModelSpec,
+    env: dict[str, str],
+    hooks: list[HookSpec],
+    skills: dict[str, str],
+    wall_seconds: float | None = None,
+) -> CliRun:
+    """Run the CLI once on ``prompt`` in ``ws.root``; the transcript goes to the run directory."""
+    job = CliJob(ws, task_dir, prompt, model, env, hooks, skills)
+    argv, run_env = agent.setup(job, binary)
+    transcript = ws.run_dir / f"{agent.harness}.jsonl"
+    with transcript.open("wb") as out:
+        proc = await asyncio.create_subprocess_exec(
+            *argv,
+            cwd=ws.root,
+            env=run_env,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=out,
+            stderr=asyncio.subprocess.PIPE,
+            start_new_session=True,
+        )
+        timed_out = False
+        try:
+            _, err = await asyncio.wait_for(proc.communicate(), wall_seconds)
+        except TimeoutError:
+            timed_out = True
+            proc.kill()
+            _, err = await proc.communicate()
+    ctx = ImportContext(transcript)
+    info = TranscriptInfo(source=str(transcript))
+    steps = list(agent.reader(ctx, info))
+    log = ws.run_dir / "hooks.jsonl"
+    records = [json.loads(x) for x in log.read_text().splitlines()] if log.exists() else []
+    return CliRun(
+        proc.returncode, timed_out, transcript, err.decode(errors="replace"), info, steps, records
+    )
