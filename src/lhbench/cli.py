@@ -476,7 +476,9 @@ def _write_report(
 @app.command("run")
 def run_(
     pack: Annotated[str, typer.Argument(help="Pack directory or bundled pack name.")],
-    harness: Annotated[str, typer.Option(help="native (ours), claude-code or codex.")] = "native",
+    harness: Annotated[
+        str, typer.Option(help="native (ours), claude-code, codex or gemini-cli.")
+    ] = "native",
     model: Annotated[str, typer.Option(help="Model string or alias.")] = "",
     tasks: Annotated[str | None, typer.Option(help="Only these task ids, comma-separated.")] = None,
     repeats: Annotated[int, typer.Option(min=1)] = 1,

@@ -29,15 +29,26 @@ HOOKS = (
 )
 
 
+# the judge's read-only file tools, served over stdio on the run's workspace
+MCP_SERVERS = (
+    "mcp_servers:\n"
+    "  notes:\n"
+    "    command: ['{python}', '-m', 'lhbench.tools', 'fs', '{workspace}']\n"
+)
+
+
 def write_harness_pack(
     root: Path,
     *,
     tool_calls: int | None = None,
     wall_seconds: float | None = None,
     hooks: bool = True,
+    mcp: bool = False,
 ) -> Path:
     (root / "tasks" / "greet" / "initial").mkdir(parents=True)
-    (root / "pack.yaml").write_text("id: harness-mini\nversion: '1'\nenvironment: filesystem\n")
+    (root / "pack.yaml").write_text(
+        "id: harness-mini\nversion: '1'\nenvironment: filesystem\n" + (MCP_SERVERS if mcp else "")
+    )
     (root / "tasks" / "greet" / "initial" / "README.md").write_text("# project\n")
     (root / "tasks" / "greet" / "check.py").write_text(CHECK)
     limits = ""
@@ -51,6 +62,7 @@ def write_harness_pack(
         "title: Greet\ninstruction: Write greeting.txt saying hello, world.\n"
         "environment:\n  initial_state: initial\n"
         + (HOOKS if hooks else "")
+        + ("  mcp_servers: [notes]\n" if mcp else "")
         + "skills: [greeter]\n"
         + limits
     )

@@ -202,3 +202,23 @@ def test_compaction_triggers_at_the_budget_and_is_recorded(tmp_path: Path) -> No
     assert "Open TODOs" in comp[0].content and comp[0].metadata["tokens_before"] > 1500
     assert out.run.status == RunStatus.COMPLETED
     assert seen_summary["after"]  # the model worked on from the working set
+
+
+def test_pack_mcp_server_tools_reach_the_native_harness(tmp_path: Path) -> None:
+    seen: dict[str, object] = {}
+
+    def fn(messages, info: AgentInfo) -> ModelResponse:
+        seen.setdefault("tools", sorted(t.name for t in info.function_tools))
+        done = returns(messages)
+        if not done:
+            return call("notes_get_file_info", {"path": "README.md"})
+        seen["result"] = str(done[-1].content)
+        return ModelResponse(parts=[TextPart("README.md has one line.")])
+
+    out, _ = run(tmp_path, fn, hooks=False, mcp=True)
+    assert out.run.status == RunStatus.COMPLETED
+    # the pack's server was started over stdio and its tools are named SERVER_TOOL
+    assert {"notes_get_file_info", "notes_read_file", "write_file"} <= set(seen["tools"])
+    assert "path: README.md" in str(seen["result"]) and "lines: 1" in str(seen["result"])
+    calls = [s.tool_name for s in out.trajectory.steps if s.kind == StepKind.TOOL_CALL]
+    assert calls == ["notes_get_file_info"]

@@ -249,3 +249,23 @@ def test_cli_validate_exit_code_and_no_traceback(tmp_path: Path) -> None:
     err_lines = [ln for ln in res.stderr.splitlines() if ln.strip()]
     assert len(err_lines) == 1
     assert f"{bad / 'rubrics/demo.yaml'}:5:" in err_lines[0] and "sum to 0.9" in err_lines[0]
+
+
+def test_mcp_servers_load_and_unknown_ones_are_reported(tmp_path: Path) -> None:
+    from tests.harness.helpers import write_harness_pack
+
+    root = write_harness_pack(tmp_path / "ok", mcp=True)
+    pack = load_pack(root)
+    argv = pack.mcp_servers["notes"].argv("/py", "/ws")
+    assert argv == ["/py", "-m", "lhbench.tools", "fs", "/ws"]
+    assert pack.task("greet").environment.mcp_servers == ["notes"]
+
+    bad = write_harness_pack(tmp_path / "bad", mcp=True)
+    task_yaml = bad / "tasks" / "greet" / "task.yaml"
+    task_yaml.write_text(
+        task_yaml.read_text().replace("mcp_servers: [notes]", "mcp_servers: [nope]")
+    )
+    [line] = problems_of(bad)
+    assert (
+        str(task_yaml) in line and "environment.mcp_servers[0]: unknown MCP server 'nope'" in line
+    )

@@ -11,6 +11,10 @@ temp files there too, no nonessential traffic, and the model's base URL from the
   --dangerously-bypass-approvals-and-sandbox``; ``CODEX_HOME`` with a custom Responses-API
   model provider; skills inline in ``$CODEX_HOME/AGENTS.md``; checks as ``PostToolUse``
   hooks in ``$CODEX_HOME/hooks.json`` (trust-gated in exec, so the bypass flag is given).
+- Gemini CLI: ``gemini -m MODEL -p PROMPT --output-format stream-json --yolo``;
+  ``GEMINI_CLI_HOME`` with its settings (API-key auth, no usage statistics), and
+  ``GOOGLE_GEMINI_BASE_URL``; skills in ``.gemini/skills``; checks as ``AfterTool`` hooks,
+  whose ``additionalContext`` is appended to the tool result.
 
 The hook command is :mod:`lhbench.harness.cli_hook`; its own log is read back after the run.
 The CLI's stdout is the transcript, normalized by the matching importer.
@@ -34,8 +38,9 @@ from lhbench.harness.workspace import Workspace
 from lhbench.ingest import ImportContext, TranscriptInfo
 from lhbench.ingest.claude_code import read_claude_code
 from lhbench.ingest.codex import read_codex
+from lhbench.ingest.gemini import read_gemini
 from lhbench.models import ModelSpec
-from lhbench.schema import HookSpec, Step
+from lhbench.schema import HookSpec, McpServerSpec, Step
 
 __all__ = [
     "CLI_AGENTS",
@@ -63,6 +68,11 @@ class CliJob:
     env: dict[str, str]
     hooks: list[HookSpec]
     skills: dict[str, str]
+    mcp: dict[str, McpServerSpec] = field(default_factory=dict)
+
+    def mcp_argv(self) -> dict[str, list[str]]:
+        """Each MCP server's command, placeholders filled in."""
+        return {n: m.argv(sys.executable, str(self.ws.root)) for n, m in self.mcp.items()}
 
     def api_key(self) -> str:
         """The model's key, or a placeholder for a local server that checks none."""
@@ -136,6 +146,12 @@ def _claude_setup(job: CliJob, binary: Path) -> tuple[list[str], dict[str, str]]
     blocks = job.hook_blocks(CLI_AGENTS["claude-code"])
     settings = job.ws.run_dir / "claude-settings.json"
     settings.write_text(json.dumps({"hooks": blocks} if blocks else {}, indent=2))
+    mcp = job.ws.run_dir / "claude-mcp.json"
+    servers = {
+        name: {"type": "stdio", "command": argv[0], "args": argv[1:], "env": job.mcp[name].env}
+        for name, argv in job.mcp_argv().items()
+    }
+    mcp.write_text(json.dumps({"mcpServers": servers}, indent=2))
     env = {
         **job.env,
         "ANTHROPIC_BASE_URL": job.base_url().removesuffix("/v1"),
@@ -146,6 +162,8 @@ def _claude_setup(job: CliJob, binary: Path) -> tuple[list[str], dict[str, str]]
         "CLAUDE_CODE_MAX_RETRIES": str(job.model.max_retries),
         "DISABLE_AUTOUPDATER": "1",
         "IS_SANDBOX": "1",  # we run as root in a sandbox; the CLI refuses otherwise
+        # wait for MCP servers before the first model call (the default does not)
+        "MCP_CONNECTION_NONBLOCKING": "false",
     }
     argv = [
         str(binary),
@@ -159,6 +177,9 @@ def _claude_setup(job: CliJob, binary: Path) -> tuple[list[str], dict[str, str]]
         job.model.name,
         "--settings",
         str(settings),
+        "--mcp-config",
+        str(mcp),
+        "--strict-mcp-config",  # no other MCP source (project ones would need approval)
     ]
     return argv, env
 
@@ -167,11 +188,41 @@ def _toml(value: str) -> str:
     return json.dumps(value)  # a JSON string is a valid TOML basic string
 
 
+def _codex_catalog(binary: Path, home: Path, env: dict[str, str], model: str) -> Path:
+    """A model catalog naming ``model``, with MCP tools listed rather than behind tool search.
+
+    Codex decides a model's prompt and tools from its built-in catalog (``codex debug
+    models``); an unknown slug gets fallback metadata without ``apply_patch``, and catalogued
+    ones defer MCP tools behind ``tool_search``. The installed binary's own entry for the
+    slug (or its first entry with ``apply_patch``) is copied, so the schema always matches
+    the version; ``model_catalog_json`` then replaces the built-in catalog.
+    """
+    proc = subprocess.run(
+        [str(binary), "debug", "models"],
+        env={**env, "CODEX_HOME": str(home)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+        check=True,
+    )
+    models = json.loads(proc.stdout)["models"]
+    base = next((m for m in models if m.get("slug") == model), None) or next(
+        m for m in models if m.get("apply_patch_tool_type")
+    )
+    entry = {**base, "slug": model, "supports_search_tool": False}
+    path = home / "lhbench-models.json"
+    path.write_text(json.dumps({"models": [entry]}))
+    return path
+
+
 def _codex_setup(job: CliJob, binary: Path) -> tuple[list[str], dict[str, str]]:
     home = job.ws.home / ".codex"
     home.mkdir(parents=True, exist_ok=True)
+    catalog = _codex_catalog(binary, home, job.env, job.model.name)
     (home / "config.toml").write_text(
         f"model = {_toml(job.model.name)}\n"
+        f"model_catalog_json = {_toml(str(catalog))}\n"
         'model_provider = "lhbench"\n'
         "[model_providers.lhbench]\n"
         'name = "lhbench"\n'
@@ -182,6 +233,17 @@ def _codex_setup(job: CliJob, binary: Path) -> tuple[list[str], dict[str, str]]:
         "stream_max_retries = 0\n"
         f"stream_idle_timeout_ms = {int(job.model.timeout_s * 1000)}\n"
         "[analytics]\nenabled = false\n"
+        + "".join(
+            f"[mcp_servers.{name}]\ncommand = {_toml(argv[0])}\n"
+            f"args = [{', '.join(_toml(a) for a in argv[1:])}]\n"
+            + (
+                f"[mcp_servers.{name}.env]\n"
+                + "".join(f"{k} = {_toml(v)}\n" for k, v in job.mcp[name].env.items())
+                if job.mcp[name].env
+                else ""
+            )
+            for name, argv in job.mcp_argv().items()
+        )
     )
     blocks = job.hook_blocks(CLI_AGENTS["codex"])
     (home / "hooks.json").write_text(json.dumps({"hooks": blocks}, indent=2))
@@ -207,6 +269,44 @@ def _codex_setup(job: CliJob, binary: Path) -> tuple[list[str], dict[str, str]]:
     return argv, env
 
 
+def _gemini_setup(job: CliJob, binary: Path) -> tuple[list[str], dict[str, str]]:
+    home = job.ws.home
+    (home / ".gemini").mkdir(parents=True, exist_ok=True)
+    settings: dict[str, object] = {
+        # a custom base URL switches auth to "gateway", which headless mode rejects
+        "security": {"auth": {"selectedType": "gemini-api-key"}},
+        "privacy": {"usageStatisticsEnabled": False},  # the only switch for Clearcut
+        "general": {
+            "enableAutoUpdate": False,
+            "enableAutoUpdateNotification": False,
+            "maxAttempts": job.model.max_retries + 1,
+        },
+        "telemetry": {"enabled": False},
+    }
+    if blocks := job.hook_blocks(CLI_AGENTS["gemini-cli"]):
+        settings["hooks"] = blocks
+    if job.mcp:
+        settings["mcpServers"] = {
+            name: {"command": argv[0], "args": argv[1:], "env": job.mcp[name].env, "trust": True}
+            for name, argv in job.mcp_argv().items()
+        }
+    (home / ".gemini" / "settings.json").write_text(json.dumps(settings, indent=2))
+    env = {
+        **job.env,
+        "GEMINI_CLI_HOME": str(home),
+        "GOOGLE_GEMINI_BASE_URL": job.base_url().removesuffix("/v1"),
+        "GEMINI_API_KEY": job.api_key(),
+        "GEMINI_CLI_TRUST_WORKSPACE": "true",
+        "GEMINI_SANDBOX": "false",
+        "GEMINI_TELEMETRY_ENABLED": "false",
+        "TMPDIR": str(job.ws.run_dir / "tmp"),
+    }
+    (job.ws.run_dir / "tmp").mkdir(exist_ok=True)
+    # -m pins the model, so no router call goes to another model first
+    argv = [str(binary), "-m", job.model.name, "-p", job.prompt, "--output-format", "stream-json"]
+    return [*argv, "--yolo"], env
+
+
 CLI_AGENTS: dict[str, CliAgent] = {
     "claude-code": CliAgent(
         harness="claude-code",
@@ -227,6 +327,15 @@ CLI_AGENTS: dict[str, CliAgent] = {
         tools={"write_file": "Write", "edit_file": "Edit", "shell": "Bash"},
         setup=_codex_setup,
         reader=read_codex,
+    ),
+    "gemini-cli": CliAgent(
+        harness="gemini-cli",
+        package="@google/gemini-cli@0.61.0",
+        binary="gemini",
+        hook_cli="gemini",
+        tools={"write_file": "write_file", "edit_file": "replace", "shell": "run_shell_command"},
+        setup=_gemini_setup,
+        reader=read_gemini,
     ),
 }
 
@@ -285,10 +394,11 @@ async def run_cli_agent(
     env: dict[str, str],
     hooks: list[HookSpec],
     skills: dict[str, str],
+    mcp: dict[str, McpServerSpec] | None = None,
     wall_seconds: float | None = None,
 ) -> CliRun:
     """Run the CLI once on ``prompt`` in ``ws.root``; the transcript goes to the run directory."""
-    job = CliJob(ws, task_dir, prompt, model, env, hooks, skills)
+    job = CliJob(ws, task_dir, prompt, model, env, hooks, skills, mcp or {})
     argv, run_env = agent.setup(job, binary)
     transcript = ws.run_dir / f"{agent.harness}.jsonl"
     with transcript.open("wb") as out:

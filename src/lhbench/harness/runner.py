@@ -10,10 +10,14 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import mimetypes
+import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from fastmcp.client.transports import StdioTransport
+from pydantic_ai.mcp import MCPToolset
 
 from lhbench.harness.cli_agents import CLI_AGENTS, cli_binary, run_cli_agent
 from lhbench.harness.native import HARNESS_VERSION, NativeHarness
@@ -145,6 +149,7 @@ async def execute(spec: RunSpec, *, pool: ModelPool | None = None, model: Any = 
             env=env,
             hooks=task.environment.hooks,
             skills=skills,
+            toolsets=_mcp_toolsets(pack, task, ws.root, env),
             compact_at_tokens=spec.compact_at_tokens,
         )
         result = await harness.run(
@@ -177,6 +182,17 @@ async def execute(spec: RunSpec, *, pool: ModelPool | None = None, model: Any = 
     )
 
 
+def _mcp_toolsets(pack: Any, task: Any, root: Path, env: dict[str, str]) -> list[Any]:
+    """The task's MCP servers as stdio toolsets, tool names prefixed ``SERVER_``."""
+    out = []
+    for name in task.environment.mcp_servers:
+        server = pack.mcp_servers[name]
+        argv = server.argv(sys.executable, str(root))
+        transport = StdioTransport(argv[0], argv[1:], env={**env, **server.env}, cwd=str(root))
+        out.append(MCPToolset(transport).prefixed(name))
+    return out
+
+
 async def _execute_cli(
     spec: RunSpec,
     pack: Any,
@@ -198,6 +214,7 @@ async def _execute_cli(
         env=env,
         hooks=task.environment.hooks,
         skills=skills,
+        mcp={n: pack.mcp_servers[n] for n in task.environment.mcp_servers},
         wall_seconds=task.limits.wall_seconds,
     )
     info = cli.info

@@ -21,7 +21,16 @@ from pydantic import Field
 from lhbench.errors import PackError, Problem
 from lhbench.packs.hashing import hash_bytes, hash_tree
 from lhbench.packs.yamlio import load_yaml, validate_document
-from lhbench.schema import EnvironmentKind, Rubric, Schema, Skill, Task, TaskPack, VersionLabel
+from lhbench.schema import (
+    EnvironmentKind,
+    McpServerSpec,
+    Rubric,
+    Schema,
+    Skill,
+    Task,
+    TaskPack,
+    VersionLabel,
+)
 
 __all__ = ["PACK_FILE", "PackManifest", "load_pack"]
 
@@ -35,6 +44,7 @@ class PackManifest(Schema):
     version: VersionLabel
     environment: EnvironmentKind
     description: str = ""
+    mcp_servers: dict[str, McpServerSpec] = Field(default_factory=dict)
 
 
 def _front_matter(path: Path, problems: list[Problem]) -> dict[str, Any] | None:
@@ -108,6 +118,7 @@ def _check_task_refs(
     rubric_ids: set[str],
     skill_names: set[str],
     problems: list[Problem],
+    mcp_names: set[str] | None = None,
 ) -> None:
     def problem(loc: tuple[str | int, ...], message: str) -> None:
         line = lines.get(loc) or lines.get(loc[:1])
@@ -122,6 +133,12 @@ def _check_task_refs(
     for i, name in enumerate(task.skills):
         if name not in skill_names:
             problem(("skills", i), f"unknown skill {name!r}; the pack has {sorted(skill_names)}")
+    for i, name in enumerate(task.environment.mcp_servers):
+        if name not in (mcp_names or set()):
+            problem(
+                ("environment", "mcp_servers", i),
+                f"unknown MCP server {name!r}; pack.yaml mcp_servers has {sorted(mcp_names or ())}",
+            )
     gt_root = pack_dir / "ground_truth"
     for i, ref in enumerate(task.ground_truth):
         target = _inside(gt_root, ref)
@@ -225,7 +242,15 @@ def load_pack(path: Path | str) -> TaskPack:
                 )
                 continue
             _check_task_refs(
-                task, task_dir, task_file, lines, root, rubric_ids, skill_names, problems
+                task,
+                task_dir,
+                task_file,
+                lines,
+                root,
+                rubric_ids,
+                skill_names,
+                problems,
+                set(manifest.mcp_servers) if manifest else set(),
             )
             tasks.append(task.model_copy(update={"content_hash": hash_tree(task_dir)}))
 
@@ -239,5 +264,6 @@ def load_pack(path: Path | str) -> TaskPack:
         tasks=tasks,
         rubrics=rubrics,
         skills=skills,
+        mcp_servers=manifest.mcp_servers,
         content_hash=hash_tree(root),
     )

@@ -14,6 +14,7 @@ __all__ = [
     "EnvironmentKind",
     "EnvironmentSpec",
     "HookSpec",
+    "McpServerSpec",
     "Skill",
     "Task",
     "TaskLimits",
@@ -46,6 +47,23 @@ class HookSpec(Schema):
     after_tool: str = Field(min_length=1, description="Tool name or glob (write_file, mcp__*).")
     check: str = Field(min_length=1, description="Script path, relative to the task directory.")
     timeout_s: PositiveFloat = 60.0
+
+
+class McpServerSpec(Schema):
+    """An MCP server a pack offers its tasks, started over stdio by every harness.
+
+    ``command`` may use ``{python}`` (the interpreter running lhbench) and ``{workspace}``
+    (the run's workspace directory).
+    """
+
+    command: list[str] = Field(min_length=1, description="Program and arguments.")
+    env: dict[str, str] = Field(default_factory=dict)
+
+    def argv(self, python: str, workspace: str) -> list[str]:
+        """The command with its placeholders filled in."""
+        return [
+            a.replace("{python}", python).replace("{workspace}", workspace) for a in self.command
+        ]
 
 
 class EnvironmentSpec(Schema):
@@ -136,6 +154,9 @@ class TaskPack(Schema):
     tasks: list[Task] = Field(default_factory=list)
     rubrics: list[Rubric] = Field(default_factory=list)
     skills: list[Skill] = Field(default_factory=list)
+    mcp_servers: dict[str, McpServerSpec] = Field(
+        default_factory=dict, description="MCP servers by name (pack.yaml mcp_servers)."
+    )
     content_hash: str = Field(default="", description="Hash of every file in the pack.")
 
     def task(self, task_id: str) -> Task:

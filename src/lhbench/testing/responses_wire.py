@@ -55,7 +55,12 @@ def from_responses(body: dict[str, Any]) -> dict[str, Any]:
                         {
                             "id": it.get("call_id"),
                             "type": "function",
-                            "function": {"name": it.get("name", ""), "arguments": args or ""},
+                            "function": {
+                                "name": "__".join(
+                                    x for x in (it.get("namespace"), it.get("name", "")) if x
+                                ),
+                                "arguments": args or "",
+                            },
                         }
                     ],
                 }
@@ -65,11 +70,16 @@ def from_responses(body: dict[str, Any]) -> dict[str, Any]:
             messages.append(
                 {"role": "tool", "tool_call_id": it.get("call_id"), "content": _text(out)}
             )
-    tools = [
-        {"type": "function", "function": {"name": t.get("name", ""), "kind": t.get("type")}}
-        for t in body.get("tools", []) or []
-        if t.get("name")
-    ]
+    tools = []
+    for t in body.get("tools", []) or []:
+        if t.get("type") == "namespace":  # e.g. an MCP server's tools: NS__TOOL to a script
+            for sub in t.get("tools", []) or []:
+                name = f"{t.get('name')}__{sub.get('name')}"
+                tools.append({"type": "function", "function": {"name": name, "kind": "ns"}})
+        elif t.get("name"):
+            tools.append(
+                {"type": "function", "function": {"name": t["name"], "kind": t.get("type")}}
+            )
     return {
         "model": body.get("model", ""),
         "messages": messages,
@@ -78,7 +88,9 @@ def from_responses(body: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def responses_object(completion: dict[str, Any], custom_tools: set[str]) -> dict[str, Any]:
+def responses_object(
+    completion: dict[str, Any], custom_tools: set[str], namespaced: set[str] | None = None
+) -> dict[str, Any]:
     """An OpenAI-chat completion (as the stub builds it) as a Responses ``response``."""
     msg = completion["choices"][0]["message"]
     output: list[dict[str, Any]] = []
@@ -86,6 +98,9 @@ def responses_object(completion: dict[str, Any], custom_tools: set[str]) -> dict
         name, args = c["function"]["name"], c["function"]["arguments"]
         if name in custom_tools:  # freeform: the script's string is the input
             item = {"type": "custom_tool_call", "name": name, "input": args}
+        elif name in (namespaced or set()):
+            ns, _, tool = name.rpartition("__")
+            item = {"type": "function_call", "namespace": ns, "name": tool, "arguments": args}
         else:
             item = {"type": "function_call", "name": name, "arguments": args}
         output.append({"id": f"fc_{c['id']}", "call_id": c["id"], "status": "completed", **item})

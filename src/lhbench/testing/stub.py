@@ -40,6 +40,7 @@ from lhbench.testing.anthropic_wire import (
     anthropic_message,
     from_anthropic,
 )
+from lhbench.testing.gemini_wire import from_gemini, gemini_events, gemini_response
 from lhbench.testing.responses_wire import from_responses, responses_events, responses_object
 
 __all__ = [
@@ -189,6 +190,7 @@ class ModelStub:
                 Route("/v1/chat/completions", self._chat, methods=["POST"]),
                 Route("/v1/messages", self._messages, methods=["POST"]),
                 Route("/v1/responses", self._responses, methods=["POST"]),
+                Route("/v1beta/models/{call:path}", self._gemini, methods=["POST"]),
                 Route("/v1/models", self._models, methods=["GET"]),
                 Route("/_stub/requests", self._requests, methods=["GET"]),
                 Route("/_stub/reset", self._reset, methods=["POST"]),
@@ -294,6 +296,19 @@ class ModelStub:
             return JSONResponse({"error": {"message": "body is not JSON"}}, status_code=400)
         return await self._answer(from_responses(body), protocol="responses")
 
+    async def _gemini(self, request: Request) -> Response:
+        """Gemini ``models/M:generateContent`` and ``:streamGenerateContent``."""
+        model, _, method = str(request.path_params["call"]).partition(":")
+        if method not in ("generateContent", "streamGenerateContent"):
+            return JSONResponse({"error": {"message": f"no method {method!r}"}}, status_code=404)
+        try:
+            body = await request.json()
+        except json.JSONDecodeError:
+            return JSONResponse({"error": {"message": "body is not JSON"}}, status_code=400)
+        converted = from_gemini(model, body)
+        converted["stream"] = method == "streamGenerateContent"
+        return await self._answer(converted, protocol="gemini")
+
     async def _chat(self, request: Request) -> Response:
         try:
             body = await request.json()
@@ -364,13 +379,25 @@ class ModelStub:
                         text[: max(1, len(text) // 2)] if fault == "truncated" else text,
                         media_type="application/json",
                     )
+            elif protocol == "gemini":
+                doc = gemini_response(payload)
+                response = (
+                    StreamingResponse(gemini_events(doc), media_type="text/event-stream")
+                    if body.get("stream")
+                    else JSONResponse(doc)
+                )
             elif protocol == "responses":
                 custom = {
                     t["function"]["name"]
                     for t in body.get("tools", [])
                     if t["function"].get("kind") == "custom"
                 }
-                obj = responses_object(payload, custom)
+                namespaced = {
+                    t["function"]["name"]
+                    for t in body.get("tools", [])
+                    if t["function"].get("kind") == "ns"
+                }
+                obj = responses_object(payload, custom, namespaced)
                 response = (
                     StreamingResponse(responses_events(obj), media_type="text/event-stream")
                     if body.get("stream")
