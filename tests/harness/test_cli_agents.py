@@ -93,6 +93,22 @@ def gemini_script(req: StubRequest) -> StubReply:
     return StubReply(content="greeting.txt says hello, world")
 
 
+VERSIONS = {"claude-code": "2.1.197", "codex": "0.169.0", "gemini-cli": "0.61.0"}
+# where a CLI would write if it ignored the home and config directories we gave it
+REAL_HOME_STATE = (".claude", ".claude.json", ".codex", ".gemini", ".agents")
+
+
+def _mtimes() -> dict[str, float]:
+    home = Path.home()
+    out = {}
+    for name in REAL_HOME_STATE:
+        top = home / name
+        if top.exists():
+            for p in [top, *top.rglob("*")] if top.is_dir() else [top]:
+                out[str(p)] = p.stat().st_mtime
+    return out
+
+
 CASES = {
     # harness: (script, model string prefix, tool calls in the normalized trajectory)
     "claude-code": (claude_script, "anthropic:stub-sonnet", ["Bash", "Write", "Write"]),
@@ -117,6 +133,7 @@ def test_cli_end_to_end(tmp_path: Path, harness: str, monkeypatch: pytest.Monkey
         monkeypatch.setenv(var, proxy_url)
     monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
     monkeypatch.setenv(CLI_AGENTS[harness].env_var, str(binary))
+    home_before = _mtimes()
     tmp_before = {p.name for p in Path("/tmp").iterdir() if p.name.startswith(LEAKS)}
     try:
         with ModelStub(script) as stub:
@@ -164,4 +181,6 @@ def test_cli_end_to_end(tmp_path: Path, harness: str, monkeypatch: pytest.Monkey
     # contained: no connection attempt beyond 127.0.0.1, no temp files outside the run
     assert _RefusingProxy.seen == []
     assert {p.name for p in Path("/tmp").iterdir() if p.name.startswith(LEAKS)} == tmp_before
+    assert _mtimes() == home_before
     assert all(r.body.get("model") == model.name for r in log)
+    assert out.run.harness_version == VERSIONS[harness]

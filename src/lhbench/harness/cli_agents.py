@@ -25,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -48,6 +49,7 @@ __all__ = [
     "CliNotInstalled",
     "CliRun",
     "cli_binary",
+    "cli_version",
     "install_cli",
     "run_cli_agent",
 ]
@@ -366,6 +368,27 @@ def cli_binary(agent: CliAgent, prefix: Path | None = None) -> Path:
             f"and set {agent.env_var}=DIR/node_modules/.bin/{agent.binary}"
         )
     return Path(found)
+
+
+def cli_version(binary: Path, env: dict[str, str]) -> str | None:
+    """The version the binary reports (``--version``), e.g. ``0.169.0``.
+
+    ``env`` should be the run's (HOME inside the run directory): even ``--version`` makes
+    some CLIs write under their home.
+    """
+    try:
+        proc = subprocess.run(
+            [str(binary), "--version"],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            stdin=subprocess.DEVNULL,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    found = re.search(r"\d+\.\d+\.\d+[\w.-]*", proc.stdout)
+    return found.group(0) if found else None
 
 
 def install_cli(agent: CliAgent, prefix: Path) -> Path:

@@ -19,7 +19,7 @@ from typing import Any
 from fastmcp.client.transports import StdioTransport
 from pydantic_ai.mcp import MCPToolset
 
-from lhbench.harness.cli_agents import CLI_AGENTS, cli_binary, run_cli_agent
+from lhbench.harness.cli_agents import CLI_AGENTS, cli_binary, cli_version, run_cli_agent
 from lhbench.harness.native import HARNESS_VERSION, NativeHarness
 from lhbench.harness.workspace import (
     install_skills,
@@ -204,9 +204,10 @@ async def _execute_cli(
 ) -> RunOutcome:
     mspec = spec.spec
     agent = CLI_AGENTS[spec.harness]
+    binary = cli_binary(agent)
     cli = await run_cli_agent(
         agent,
-        binary=cli_binary(agent),
+        binary=binary,
         ws=ws,
         task_dir=Path(spec.pack_dir) / "tasks" / task.id,
         prompt="\n\n".join(task.user_turns),
@@ -228,7 +229,7 @@ async def _execute_cli(
         pack_hash=pack.content_hash,
         task_id=task.id,
         harness=spec.harness,
-        harness_version=info.harness_version or "unknown",
+        harness_version=info.harness_version or cli_version(binary, env) or "unknown",
         model=mspec.model_string,
         versions=versions,
         repeat=spec.repeat,
