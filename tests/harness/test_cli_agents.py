@@ -1,18 +1,20 @@
 """The real CLIs, installed from the npm registry, run a task end to end against the stub."""
 
-import asyncio
 import json
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from types import SimpleNamespace
 from typing import ClassVar
 
 import pytest
+from typer.testing import CliRunner
 
+from lhbench.cli import app
 from lhbench.harness.cli_agents import CLI_AGENTS, install_cli
-from lhbench.harness.runner import RunSpec, execute
 from lhbench.models import resolve_model
 from lhbench.schema import RunStatus, StepKind
+from lhbench.store import Store
 from lhbench.testing import ModelStub, StubReply, StubRequest
 from lhbench.testing.stub import LoggedRequest
 from tests.harness.helpers import write_harness_pack
@@ -138,14 +140,23 @@ def test_cli_end_to_end(tmp_path: Path, harness: str, monkeypatch: pytest.Monkey
     try:
         with ModelStub(script) as stub:
             model = resolve_model(f"{model_ref}@{stub.base_url}")
-            spec = RunSpec(
-                str(pack), "greet", harness, model.model_dump(), home=str(tmp_path / "h")
+            monkeypatch.chdir(tmp_path)  # the store and run directories go to ./.lhbench
+            res = CliRunner().invoke(
+                app, ["run", str(pack), "--harness", harness, "--model", model.ref]
             )
-            out = asyncio.run(execute(spec))
+            assert res.exit_code == 0, res.output
             log = stub.requests
     finally:
         proxy.shutdown()
 
+    # the run as stored: run, normalized trajectory, artifacts
+    with Store.open(f"sqlite:///{tmp_path / '.lhbench' / 'lhbench.db'}") as store:
+        [run] = store.list_runs()
+        out = SimpleNamespace(
+            run=run,
+            trajectory=store.get_trajectory(run.id),
+            artifacts=store.list_artifacts(run.id),
+        )
     ws = Path(out.run.metadata["workspace"])
     run_dir = ws.parent
     # the CLI's own tools did the work: a shell command and file writes
