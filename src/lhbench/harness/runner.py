@@ -13,6 +13,7 @@ import mimetypes
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,7 @@ from pydantic_ai.mcp import MCPToolset
 from lhbench.harness.cli_agents import CLI_AGENTS, cli_binary, cli_version, run_cli_agent
 from lhbench.harness.native import HARNESS_VERSION, NativeHarness
 from lhbench.harness.workspace import (
+    Workspace,
     install_skills,
     prepare_workspace,
     run_id_for,
@@ -30,7 +32,16 @@ from lhbench.harness.workspace import (
 )
 from lhbench.models import ModelPool, ModelSpec
 from lhbench.packs import load_pack
-from lhbench.schema import Artifact, Run, RunStatus, Trajectory
+from lhbench.schema import (
+    Artifact,
+    McpServerSpec,
+    Run,
+    RunStatus,
+    Step,
+    Task,
+    Trajectory,
+    Usage,
+)
 
 __all__ = ["HARNESSES", "RunOutcome", "RunSpec", "execute", "run_local", "run_ray"]
 
@@ -138,116 +149,140 @@ async def execute(spec: RunSpec, *, pool: ModelPool | None = None, model: Any = 
     skills = skill_text(pack_dir, task, spec.versions)
     install_skills(ws, spec.harness, skills)
     env = scrubbed_env(ws.home, {"LHBENCH_VOLUME": str(ws.volume)})
+    servers = {n: pack.mcp_servers[n] for n in task.environment.mcp_servers}
+    task_dir = pack_dir / "tasks" / task.id
     if spec.harness in CLI_AGENTS:
-        return await _execute_cli(spec, pack, task, ws, env, run_id, skills)
-    pool = pool or ModelPool()
-    async with pool.session():
-        harness = NativeHarness(
-            pool.get(mspec, wrapped=model),
-            root=ws.root,
-            task_dir=pack_dir / "tasks" / task.id,
-            env=env,
-            hooks=task.environment.hooks,
-            skills=skills,
-            toolsets=_mcp_toolsets(pack, task, ws.root, env),
-            compact_at_tokens=spec.compact_at_tokens,
-        )
-        result = await harness.run(
-            task, tool_calls=task.limits.tool_calls, wall_seconds=task.limits.wall_seconds
-        )
+        ran = await _run_cli(spec, task, task_dir, ws, env, skills, servers)
+    else:
+        ran = await _run_native(spec, task, task_dir, ws, env, skills, servers, pool, model)
     versions = dict(spec.versions)
     if task.skills and "skill" not in versions:
         versions["skill"] = "default"
-    cost = mspec.cost(result.usage.input_tokens, result.usage.output_tokens)
     run = Run(
         id=run_id,
         pack_id=pack.id,
         pack_hash=pack.content_hash,
         task_id=task.id,
         harness=spec.harness,
-        harness_version=HARNESS_VERSION,
+        harness_version=ran.harness_version,
         model=mspec.model_string,
         versions=versions,
         repeat=spec.repeat,
+        status=ran.status,
+        started_at=ran.started_at,
+        ended_at=ran.ended_at,
+        usage=ran.usage.model_copy(update={"cost_usd": ran.cost_usd}),
+        cost_usd=ran.cost_usd,
+        error=ran.error,
+        metadata={"resumed": ws.resumed, "workspace": str(ws.root), **ran.metadata},
+    )
+    return RunOutcome(run, Trajectory(run_id=run_id, steps=ran.steps), _artifacts(run_id, ws.root))
+
+
+@dataclass
+class _Ran:
+    """What a harness reports of one run; ``execute`` makes the Run record from it."""
+
+    harness_version: str
+    status: RunStatus
+    started_at: datetime | None
+    ended_at: datetime | None
+    usage: Usage
+    cost_usd: float | None
+    error: str | None
+    steps: list[Step]
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+async def _run_native(
+    spec: RunSpec,
+    task: Task,
+    task_dir: Path,
+    ws: Workspace,
+    env: dict[str, str],
+    skills: dict[str, str],
+    servers: dict[str, McpServerSpec],
+    pool: ModelPool | None,
+    model: Any,
+) -> _Ran:
+    mspec = spec.spec
+    pool = pool or ModelPool()
+    async with pool.session():
+        harness = NativeHarness(
+            pool.get(mspec, wrapped=model),
+            root=ws.root,
+            task_dir=task_dir,
+            env=env,
+            hooks=task.environment.hooks,
+            skills=skills,
+            toolsets=_mcp_toolsets(servers, ws.root, env),
+            compact_at_tokens=spec.compact_at_tokens,
+        )
+        result = await harness.run(
+            task, tool_calls=task.limits.tool_calls, wall_seconds=task.limits.wall_seconds
+        )
+    return _Ran(
+        harness_version=HARNESS_VERSION,
         status=result.status,
         started_at=result.started_at,
         ended_at=result.ended_at,
-        usage=result.usage.model_copy(update={"cost_usd": cost}),
-        cost_usd=cost,
+        usage=result.usage,
+        cost_usd=mspec.cost(result.usage.input_tokens, result.usage.output_tokens),
         error=result.error,
-        metadata={"resumed": ws.resumed, "workspace": str(ws.root)},
-    )
-    return RunOutcome(
-        run, Trajectory(run_id=run_id, steps=result.steps), _artifacts(run_id, ws.root)
+        steps=result.steps,
     )
 
 
-def _mcp_toolsets(pack: Any, task: Any, root: Path, env: dict[str, str]) -> list[Any]:
+def _mcp_toolsets(servers: dict[str, McpServerSpec], root: Path, env: dict[str, str]) -> list[Any]:
     """The task's MCP servers as stdio toolsets, tool names prefixed ``SERVER_``."""
     out = []
-    for name in task.environment.mcp_servers:
-        server = pack.mcp_servers[name]
+    for name, server in servers.items():
         argv = server.argv(sys.executable, str(root))
         transport = StdioTransport(argv[0], argv[1:], env={**env, **server.env}, cwd=str(root))
         out.append(MCPToolset(transport).prefixed(name))
     return out
 
 
-async def _execute_cli(
+async def _run_cli(
     spec: RunSpec,
-    pack: Any,
-    task: Any,
-    ws: Any,
+    task: Task,
+    task_dir: Path,
+    ws: Workspace,
     env: dict[str, str],
-    run_id: str,
     skills: dict[str, str],
-) -> RunOutcome:
-    mspec = spec.spec
+    servers: dict[str, McpServerSpec],
+) -> _Ran:
     agent = CLI_AGENTS[spec.harness]
     binary = cli_binary(agent)
     cli = await run_cli_agent(
         agent,
         binary=binary,
         ws=ws,
-        task_dir=Path(spec.pack_dir) / "tasks" / task.id,
+        task_dir=task_dir,
         prompt="\n\n".join(task.user_turns),
-        model=mspec,
+        model=spec.spec,
         env=env,
         hooks=task.environment.hooks,
         skills=skills,
-        mcp={n: pack.mcp_servers[n] for n in task.environment.mcp_servers},
+        mcp=servers,
         wall_seconds=task.limits.wall_seconds,
     )
     info = cli.info
-    versions = dict(spec.versions)
-    if task.skills and "skill" not in versions:
-        versions["skill"] = "default"
-    status = RunStatus.TIMED_OUT if cli.timed_out else info.status
-    run = Run(
-        id=run_id,
-        pack_id=pack.id,
-        pack_hash=pack.content_hash,
-        task_id=task.id,
-        harness=spec.harness,
+    return _Ran(
         harness_version=info.harness_version or cli_version(binary, env) or "unknown",
-        model=mspec.model_string,
-        versions=versions,
-        repeat=spec.repeat,
-        status=status,
+        status=RunStatus.TIMED_OUT if cli.timed_out else info.status,
         started_at=info.started_at,
         ended_at=info.ended_at,
         usage=info.usage,
         cost_usd=info.cost_usd,
         error=info.error or (cli.stderr[-2000:] if cli.exit_code else None),
+        steps=cli.steps,
         metadata={
-            "resumed": ws.resumed,
-            "workspace": str(ws.root),
             "exit_code": cli.exit_code,
             "transcript": str(cli.transcript),
             "hook_runs": len(cli.hook_log),
         },
     )
-    return RunOutcome(run, Trajectory(run_id=run_id, steps=cli.steps), _artifacts(run_id, ws.root))
 
 
 async def run_local(

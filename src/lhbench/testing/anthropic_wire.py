@@ -15,17 +15,9 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
+from lhbench.testing.wire import joined_text
+
 __all__ = ["anthropic_error", "anthropic_events", "anthropic_message", "from_anthropic"]
-
-
-def _text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    return "\n".join(
-        str(b.get("text", ""))
-        for b in content or []
-        if isinstance(b, dict) and b.get("type") == "text"
-    )
 
 
 def from_anthropic(body: dict[str, Any]) -> dict[str, Any]:
@@ -33,11 +25,11 @@ def from_anthropic(body: dict[str, Any]) -> dict[str, Any]:
     messages: list[dict[str, Any]] = []
     system = body.get("system")
     if system:
-        messages.append({"role": "system", "content": _text(system)})
+        messages.append({"role": "system", "content": joined_text(system)})
     for m in body.get("messages", []):
         role, content = m.get("role"), m.get("content")
         if role == "system":
-            messages.append({"role": "system", "content": _text(content)})
+            messages.append({"role": "system", "content": joined_text(content)})
             continue
         if isinstance(content, str):
             messages.append({"role": role, "content": content})
@@ -63,7 +55,7 @@ def from_anthropic(body: dict[str, Any]) -> dict[str, Any]:
                     {
                         "role": "tool",
                         "tool_call_id": b.get("tool_use_id"),
-                        "content": _text(b.get("content")),
+                        "content": joined_text(b.get("content")),
                     }
                 )
         if role == "assistant":

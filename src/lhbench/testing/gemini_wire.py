@@ -16,13 +16,9 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
+from lhbench.testing.wire import joined_text
+
 __all__ = ["from_gemini", "gemini_events", "gemini_response"]
-
-
-def _parts_text(parts: Any) -> str:
-    return "\n".join(
-        str(p.get("text", "")) for p in parts or [] if isinstance(p, dict) and "text" in p
-    )
 
 
 def from_gemini(model: str, body: dict[str, Any]) -> dict[str, Any]:
@@ -30,12 +26,12 @@ def from_gemini(model: str, body: dict[str, Any]) -> dict[str, Any]:
     messages: list[dict[str, Any]] = []
     system = body.get("systemInstruction") or body.get("system_instruction")
     if isinstance(system, dict):
-        messages.append({"role": "system", "content": _parts_text(system.get("parts"))})
+        messages.append({"role": "system", "content": joined_text(system.get("parts"))})
     for turn in body.get("contents", []):
         parts = turn.get("parts", []) or []
         calls = [p["functionCall"] for p in parts if "functionCall" in p]
         results = [p["functionResponse"] for p in parts if "functionResponse" in p]
-        text = _parts_text(parts)
+        text = joined_text(parts)
         if turn.get("role") == "model":
             messages.append(
                 {

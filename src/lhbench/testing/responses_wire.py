@@ -16,15 +16,9 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
+from lhbench.testing.wire import joined_text
+
 __all__ = ["from_responses", "responses_events", "responses_object"]
-
-
-def _text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
-    return ""
 
 
 def from_responses(body: dict[str, Any]) -> dict[str, Any]:
@@ -42,7 +36,7 @@ def from_responses(body: dict[str, Any]) -> dict[str, Any]:
             messages.append(
                 {
                     "role": "system" if role == "developer" else role,
-                    "content": _text(it.get("content")),
+                    "content": joined_text(it.get("content")),
                 }
             )
         elif kind in ("function_call", "custom_tool_call"):
@@ -68,7 +62,7 @@ def from_responses(body: dict[str, Any]) -> dict[str, Any]:
         elif kind in ("function_call_output", "custom_tool_call_output"):
             out = it.get("output")
             messages.append(
-                {"role": "tool", "tool_call_id": it.get("call_id"), "content": _text(out)}
+                {"role": "tool", "tool_call_id": it.get("call_id"), "content": joined_text(out)}
             )
     tools = []
     for t in body.get("tools", []) or []:
