@@ -101,3 +101,16 @@ def test_hook_config_shapes() -> None:
     c = hook_config("claude", "cmd", "Write|Edit")["hooks"]
     assert set(c) == {"PostToolUse", "PostToolUseFailure"}
     assert list(hook_config("codex", "cmd", "apply_patch")["hooks"]) == ["PostToolUse"]
+
+
+def test_hook_program_stays_light_and_the_package_names_all_resolve() -> None:
+    # it runs after every tool call of a CLI agent: no pydantic-ai, MCP or Ray imports
+    probe = (
+        "import sys, lhbench.harness.cli_hook; "
+        "print(sorted(m for m in ('pydantic_ai', 'mcp', 'fastmcp', 'ray') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0 and out.stdout.strip() == "[]", out.stdout + out.stderr
+    import lhbench.harness as harness
+
+    assert all(getattr(harness, name) is not None for name in harness.__all__)
