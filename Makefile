@@ -1,5 +1,6 @@
 # The two commands of the README: `make demo` and `make test`. Each sets up everything it
-# needs on a fresh machine: uv (from PyPI if missing) and the locked environment.
+# needs on a fresh machine: uv (from PyPI if missing) and the locked environment; `make test`
+# also Chromium and Node/npm from Debian when they are missing (scripts/system-deps).
 SHELL := /bin/bash
 UV := $(shell command -v uv 2>/dev/null || echo "python3 -m uv")
 
@@ -16,6 +17,7 @@ demo: setup
 	$(UV) run lhbench demo
 
 test: setup
+	@scripts/system-deps
 	$(UV) run pytest
 
 lint: setup

@@ -395,6 +395,11 @@ def install_cli(agent: CliAgent, prefix: Path) -> Path:
     """Install the CLI from the npm registry into ``prefix`` (kept; a second call is a no-op)."""
     binary = prefix / "node_modules" / ".bin" / agent.binary
     if not binary.exists():
+        if shutil.which("npm") is None:
+            raise CliNotInstalled(
+                f"cannot install {agent.package}: npm is not on PATH "
+                "(scripts/system-deps installs Node.js and npm from Debian)"
+            )
         prefix.mkdir(parents=True, exist_ok=True)
         subprocess.run(
             ["npm", "i", "--no-audit", "--no-fund", "--prefix", str(prefix), agent.package],
