@@ -23,8 +23,8 @@ import time
 import numpy as np
 from sklearn.linear_model import LogisticRegression
 
-from lhbench.analysis import bradley_terry_elo
-from lhbench.analysis.elo import fit_bt
+from lhbench.stats import bradley_terry_elo
+from lhbench.stats.elo import fit_bt
 
 LN10 = math.log(10)
 

@@ -35,12 +35,17 @@ print(json.dumps({"seconds": time.perf_counter() - t, "lines": n,
 IMPORT = """
 import json, resource, sys, time
 from pathlib import Path
-from lhbench.import_cli import import_paths
+import asyncio
+from lhbench.config import Settings
+from lhbench.jobs import import_transcripts
 from lhbench.store import Store
 t = time.perf_counter()
 with Store.open("sqlite:///" + sys.argv[2]) as store:
-    s = import_paths(store, [Path(sys.argv[1])], fmt="claude-code")
-print(json.dumps({"seconds": time.perf_counter() - t, "steps": s.steps, "runs": s.runs,
+    out = asyncio.run(import_transcripts(store, Settings(home=Path(sys.argv[2]).parent),
+                                         [Path(sys.argv[1])], fmt="claude-code"))
+steps = sum(f.steps for f in out.files)
+runs = sum(len(f.runs) for f in out.files)
+print(json.dumps({"seconds": time.perf_counter() - t, "steps": steps, "runs": runs,
                   "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
 """
 

@@ -19,7 +19,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from lhbench.judges import RubricJudge, run_judge_job
+from lhbench.jobs import GradeJob, run_job
+from lhbench.judges import RubricJudge
 from lhbench.models import ModelPool, resolve_model
 from lhbench.packs import bundled_pack_dirs, load_pack
 from lhbench.schema import Role, Run, RunStatus, Step, StepKind, Trajectory
@@ -98,10 +99,10 @@ async def grade_all(store: Store, runs: list[Run], base_url: str) -> tuple[int, 
     async with pool.session():
         judges = [RubricJudge(pool.get(s), s) for s in specs]
         wall0, cpu0 = time.perf_counter(), time.process_time()
-        summary = await run_judge_job(
-            store, runs, rubric, tier, judges, concurrency=2 * CONCURRENCY
-        )
-        return summary.requests, time.perf_counter() - wall0, time.process_time() - cpu0
+        job = GradeJob(store, runs, rubric, tier, judges, tasks={})
+        summary = await run_job(job, concurrency=2 * CONCURRENCY)
+        requests = sum(g.usage.requests for g in summary.results)
+        return requests, time.perf_counter() - wall0, time.process_time() - cpu0
 
 
 def main() -> None:

@@ -1,7 +1,7 @@
 """Replay + verify time per trajectory over the aj-ds-mini pack, on SQLite and PostgreSQL.
 
 For every bundled trajectory: replay its final state into a fresh directory or database
-and run its verify script (in the warm verifier pool that ``lhbench aj`` uses). The floor,
+and run its verify script (a fresh process per script, as ``lhbench verify`` does). The floor,
 measured in the same run for the same trajectories: copying the initial state alone
 (``copytree`` of the directory; for SQL, loading the dump into a fresh SQLite file, or
 ``CREATE DATABASE … TEMPLATE …`` on PostgreSQL). Headline: SQLite p95 as a multiple of
@@ -13,6 +13,7 @@ the SQLite floor's p95.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import os
 import sqlite3
 import statistics
@@ -20,10 +21,43 @@ import tempfile
 import time
 from pathlib import Path
 
-from lhbench.aj import _replay_one as replay_one
-from lhbench.aj import load_items
-from lhbench.envs import PostgresDatabases, VerifyPool, copy_initial_state
-from lhbench.packs import resolve_pack_dir
+from lhbench.config import Settings
+from lhbench.envs import PostgresDatabases, copy_initial_state, run_verify
+from lhbench.jobs import (
+    FixtureJob,
+    LoadedPack,
+    StateProvider,
+    resolve_pack,
+    run_job,
+    task_checks,
+    task_kind,
+)
+from lhbench.schema import Run
+from lhbench.store import Store
+
+
+class Item:
+    """One fixture run with its task directory."""
+
+    def __init__(self, pack: LoadedPack, run: Run) -> None:
+        self.pack = pack
+        self.run = run
+        self.task = pack.pack.task(run.task_id)
+        self.task_dir = pack.task_dir(run.task_id)
+        self.kind = task_kind(pack, self.task)
+        [self.check] = [c for c in task_checks(self.task, self.task_dir) if not c.hook]
+
+
+def load_items(store: Store, home: Path) -> list[Item]:
+    pack = resolve_pack("aj-ds-mini", Settings(home=home), store)
+    asyncio.run(run_job(FixtureJob(store, pack)))
+    return [Item(pack, r) for r in store.list_runs(pack_id=pack.pack.id)]
+
+
+def replay_one(it: Item, work: Path, pg: PostgresDatabases | None, store: Store) -> None:
+    provider = StateProvider(store, it.pack, work, postgres=pg)
+    state = provider._make(it.run, None)
+    run_verify(it.check.script, root=state.ref.root, db_url=state.ref.db_url)
 
 
 def pct(values: list[float], q: float) -> float:
@@ -56,19 +90,19 @@ def floor(item, work: Path, pg: PostgresDatabases | None) -> float:
 
 
 def measure(
-    items, rounds: int, pg: PostgresDatabases | None, verifier: VerifyPool
+    items, rounds: int, pg: PostgresDatabases | None, store: Store
 ) -> tuple[list[float], list[float]]:
     times, floors = [], []
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         for it in items:  # warm: templates, page cache
-            replay_one(it, work / "warm", pg, verifier)
+            replay_one(it, work / "warm", pg, store)
             floor(it, work, pg)
         for r in range(rounds):
             for it in items:
                 floors.append(floor(it, work, pg))
                 t0 = time.perf_counter()
-                replay_one(it, work / f"r{r}", pg, verifier)
+                replay_one(it, work / f"r{r}", pg, store)
                 times.append(time.perf_counter() - t0)
     return times, floors
 
@@ -79,9 +113,10 @@ def main() -> None:
     ap.add_argument("--pg-url", default=os.environ.get("LHBENCH_TEST_PG_URL"))
     args = ap.parse_args()
     rounds = 1 if args.quick else 5
-    items = load_items(resolve_pack_dir("aj-ds-mini"))
-    with VerifyPool(1) as verifier:
-        s_times, s_floors = measure(items, rounds, None, verifier)
+    with tempfile.TemporaryDirectory() as home:
+        store = Store.open(f"sqlite:///{Path(home) / 'b.db'}")
+        items = load_items(store, Path(home))
+        s_times, s_floors = measure(items, rounds, None, store)
         print(f"trajectories: {len(items)} x {rounds} round(s)")
         print(
             f"SQLite: replay+verify {summary(s_times)}; "
@@ -92,7 +127,7 @@ def main() -> None:
             pg = PostgresDatabases(args.pg_url)
             try:
                 sql_items = [it for it in items if it.kind.value == "sql"]
-                p_times, p_floors = measure(sql_items, rounds, pg, verifier)
+                p_times, p_floors = measure(sql_items, rounds, pg, store)
             finally:
                 pg.drop_all()
             pg_ratio = pct(p_times, 0.95) / pct(p_floors, 0.95)

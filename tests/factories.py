@@ -108,7 +108,7 @@ def make_grade(
             for d, s in zip(dims, scores, strict=False)
         ],
         "tier_score": sum(w * s for w, s in zip(weights, scores, strict=False)) if scores else None,
-        "cache_key": key,
+        "key": key,
         "latency_s": 1.5,
         "cost_usd": 0.01,
     }

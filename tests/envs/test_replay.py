@@ -1,54 +1,10 @@
 import os
 from pathlib import Path
 
-import pytest
-
-from lhbench.aj import load_items, replay_items
-from lhbench.envs import PostgresDatabases, replay_filesystem, replay_sql, run_verify
-from lhbench.packs import resolve_pack_dir
+from lhbench.envs import replay_filesystem, replay_sql, run_verify
 from lhbench.schema import Role, Step, StepKind, Trajectory
 
 PG_URL = os.environ.get("LHBENCH_TEST_PG_URL")
-
-
-def test_pack_has_twelve_tasks_each_with_two_passing_and_two_failing() -> None:
-    items = load_items(resolve_pack_dir("aj-ds-mini"))
-    by_task: dict[str, list[str]] = {}
-    for it in items:
-        by_task.setdefault(it.task.id, []).append(it.name)
-    assert len(by_task) >= 12
-    kinds = {it.kind.value for it in items}
-    assert kinds == {"filesystem", "sql"}
-    for names in by_task.values():
-        assert (
-            sum(n.startswith("pass") for n in names) >= 2
-            and sum(n.startswith("fail") for n in names) >= 2
-        )
-
-
-@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
-def test_every_bundled_trajectory_replays_to_its_label(backend: str, tmp_path: Path) -> None:
-    if backend == "postgresql" and not PG_URL:
-        pytest.skip("LHBENCH_TEST_PG_URL is not set (CI sets it; see .ci/run)")
-    items = load_items(resolve_pack_dir("aj-ds-mini"))
-    if backend == "postgresql":
-        items = [it for it in items if it.kind.value == "sql"]
-    pg = PostgresDatabases(PG_URL) if backend == "postgresql" else None
-    try:
-        out = replay_items(items, tmp_path, postgres=pg, workers=2)
-    finally:
-        if pg is not None:
-            pg.drop_all()
-    assert len(out) == len(items) >= 24
-    wrong = [
-        (r.item.run.id, r.label.detail)
-        for r in out
-        if r.label.passed != r.item.name.startswith("pass")
-    ]
-    assert wrong == []
-    # replays are isolated: every run has its own state
-    states = {r.root or r.db_url for r in out}
-    assert len(states) == len(out)
 
 
 def _traj(*calls: tuple[str, dict], failed: tuple[int, ...] = ()) -> Trajectory:

@@ -7,11 +7,11 @@ from pydantic_ai import ModelResponse, TextPart, ToolCallPart
 from pydantic_ai.messages import ModelRequest, ToolReturnPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
-from lhbench.analysis.failures import error_events
 from lhbench.harness import RunSpec, execute, install_skills, prepare_workspace
 from lhbench.models import resolve_model
 from lhbench.packs import load_pack
 from lhbench.schema import RunStatus, StepKind
+from lhbench.stats import error_events
 from tests.harness.helpers import write_harness_pack
 
 SPEC = resolve_model("openai:native-test@http://127.0.0.1:9/v1").model_dump(mode="json")

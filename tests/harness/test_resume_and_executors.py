@@ -92,7 +92,7 @@ def test_killed_run_resumes_from_the_manifest(tmp_path: Path) -> None:
         text=True,
         timeout=60,
     )
-    assert again.returncode == 0 and "already completed" in again.stdout
+    assert again.returncode == 0 and "run: planned 1 · skipped 1 (stored) · done 0" in again.stdout
 
 
 def test_local_and_ray_executors_store_equivalent_runs(tmp_path: Path) -> None:

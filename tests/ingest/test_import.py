@@ -6,9 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from lhbench.import_cli import import_paths
 from lhbench.schema import RunStatus
 from lhbench.store import Store
+from tests.ingest.helpers import import_paths
+from tests.packs.test_loader import write_pack
 
 FIX = Path(__file__).parent / "fixtures"
 
@@ -48,30 +49,34 @@ def test_import_directory_into_the_store_and_reimport_is_a_noop(
     assert killed.status == RunStatus.INCOMPLETE
     assert len(runs) == 7
     again = import_paths(store, [src])
-    assert again.runs == 0 and again.already == 7
+    # every file is stored whole: each is skipped without being read again
+    assert again.runs == 0 and again.already == 6 and again.outcome.summary.skipped == 6
     assert len(store.list_runs()) == 7
 
 
-def test_pack_task_and_partial_import_is_redone(store: Store) -> None:
+def test_pack_task_and_partial_import_is_redone(store: Store, tmp_path: Path) -> None:
+    pack = write_pack(tmp_path / "pack")
     s = import_paths(
         store,
         [FIX / "codex_exec.jsonl"],
-        pack="figma",
-        task="t7",
+        pack=str(pack),
+        task="t1",
         harness="codex-0.146",
         model="openai:gpt-5.2",
     )
     run = store.get_run(s.run_ids[0])
     assert (run.pack_id, run.task_id, run.harness, run.model) == (
-        "figma",
-        "t7",
+        "demo-pack",
+        "t1",
         "codex-0.146",
         "openai:gpt-5.2",
     )
+    # the pack was recorded, and the run carries its content hash
+    assert run.pack_hash and store.latest_pack_hash("demo-pack") == run.pack_hash
     # a run left 'partial' by a killed import is imported again, not skipped
     store.save_run(run.model_copy(update={"metadata": {**run.metadata, "import": "partial"}}))
     store.delete_steps(run.id)
-    again = import_paths(store, [FIX / "codex_exec.jsonl"], pack="figma", task="t7")
+    again = import_paths(store, [FIX / "codex_exec.jsonl"], pack=str(pack), task="t1")
     assert again.runs == 1 and len(store.get_trajectory(run.id).steps) == 11
 
 
@@ -131,7 +136,7 @@ def test_cli_import_json_and_strict(tmp_path: Path) -> None:
 def test_report_gains_failure_tables(store: Store, tmp_path: Path) -> None:
     import csv
 
-    from lhbench.analysis import ReportData, write_report
+    from lhbench.report import ReportData, write_report
 
     import_paths(
         store,

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+from lhbench.jobs import GradeJob, JobSummary, run_job
+from lhbench.judges import Evidence, RubricJudge
 from lhbench.models import ModelSpec, resolve_model
 from lhbench.packs import bundled_pack_dirs, load_pack
 from lhbench.schema import Role, Rubric, Run, Step, StepKind, TaskPack, Tier, Trajectory
@@ -94,3 +96,27 @@ def stub_specs(base_url: str, **kw: object) -> list[ModelSpec]:
         )
         for name, fam in zip(JUDGE_NAMES, families, strict=True)
     ]
+
+
+def evidence(store: Store, run: Run) -> Evidence:
+    """A run's evidence from the store."""
+    return Evidence(
+        run=run,
+        task=None,
+        trajectory=store.get_trajectory(run.id),
+        artifacts=store.list_artifacts(run.id),
+    )
+
+
+async def grade_job(
+    store: Store,
+    runs: list[Run],
+    rubric: Rubric,
+    tier: Tier,
+    judges: list[RubricJudge],
+    **kw: object,
+) -> JobSummary:
+    """Grade ``runs`` with ``judges`` through the job runner (as ``lhbench judge`` does)."""
+    repeats = int(kw.pop("repeats", 1))  # type: ignore[call-overload]
+    job = GradeJob(store, runs, rubric, tier, judges, tasks={}, repeats=repeats)
+    return await run_job(job, **kw)  # type: ignore[arg-type]

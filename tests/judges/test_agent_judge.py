@@ -5,17 +5,15 @@ from pydantic_ai import ModelResponse, TextPart, ToolCallPart
 from pydantic_ai.messages import ModelRequest, ToolReturnPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
-from lhbench.aj import load_items, replay_items
-from lhbench.judges import VerdictJudge, judge_tool_servers
+from lhbench.judges import VerdictItem, VerdictJudge
 from lhbench.models import ModelPool, resolve_model
-from lhbench.packs import resolve_pack_dir
+from tests.jobs.helpers import fixture_states
 
 SPEC = resolve_model("openai:aj-judge@http://127.0.0.1:9/v1")
 
 
 def replayed(tmp_path: Path, task: str):
-    items = [it for it in load_items(resolve_pack_dir("aj-ds-mini")) if it.task.id == task]
-    return {r.item.name: r for r in replay_items(items, tmp_path, workers=1)}
+    return {r.name: r for r in fixture_states(tmp_path, {task}).values()}
 
 
 def returns(messages) -> list[ToolReturnPart]:
@@ -36,12 +34,7 @@ def run(fn, r, *, agentic=True, budget=5):
             agentic=agentic,
             tool_budget=budget,
         )
-        servers = judge_tool_servers(
-            root=r.root, db_url=r.db_url, trajectory_file=r.trajectory_file
-        )
-        return await judge.judge(
-            r.item.run, r.item.task, r.item.trajectory, servers=servers, state_id=r.state_id
-        )
+        return await judge.judge(VerdictItem(r.run, r.task, r.trajectory, r.state.ref))
 
     return asyncio.run(go())
 
@@ -71,7 +64,7 @@ def test_scripted_agent_judge_reads_the_replayed_state(tmp_path: Path) -> None:
     # the partial move claims success in its trajectory; the live state says otherwise
     bad = run(checks_logs_dir, states["fail-partial-move"])
     assert bad.verdict == "FAIL" and "logs/c.log" not in bad.evidence[0]
-    assert good.judge.kind.value == "agent" and good.cache_key != bad.cache_key
+    assert good.judge.kind.value == "agent" and good.key != bad.key
 
 
 def test_sql_agent_judge_queries_a_read_only_database(tmp_path: Path) -> None:

@@ -4,13 +4,13 @@ from collections import Counter
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from lhbench.judges import RubricJudge, run_judge_job
+from lhbench.judges import RubricJudge
 from lhbench.models import ModelPool
 from lhbench.schema import GradeStatus
 from lhbench.store import Store
 from lhbench.store.tables import GradeRow
 from lhbench.testing import ModelStub, rubric_judge_script
-from tests.judges.helpers import process_tier, seed_runs, stub_specs
+from tests.judges.helpers import grade_job, process_tier, seed_runs, stub_specs
 
 
 def test_twenty_percent_faults_every_grade_completes_or_is_an_explicit_error(tmp_path) -> None:
@@ -25,7 +25,7 @@ def test_twenty_percent_faults_every_grade_completes_or_is_an_explicit_error(tmp
             async with pool.session():
                 specs = stub_specs(stub.base_url, timeout_s=1.0, max_retries=6)
                 judges = [RubricJudge(pool.get(s), s) for s in specs]
-                return await run_judge_job(store, runs, rubric, tier, judges, concurrency=16)
+                return await grade_job(store, runs, rubric, tier, judges, concurrency=16)
 
         summary = asyncio.run(job())
     log = stub.requests
@@ -33,7 +33,7 @@ def test_twenty_percent_faults_every_grade_completes_or_is_an_explicit_error(tmp
     # every kind of fault was exercised
     assert set(faults) == {"429", "500", "timeout", "truncated", "malformed"}, faults
     # 60 grades, each stored once, none lost
-    assert summary.graded == 60
+    assert summary.ran == 60
     with Session(store.engine) as s:
         assert s.scalar(select(func.count()).select_from(GradeRow)) == 60
     grades = store.list_grades()
@@ -44,7 +44,7 @@ def test_twenty_percent_faults_every_grade_completes_or_is_an_explicit_error(tmp
         else:
             assert g.tier_score is None and not any(s.score is not None for s in g.scores)
             assert g.error or g.raw_output
-    assert summary.ok >= 50
+    assert summary.done >= 50
     # the request count shows the retries, and every request the stub saw is accounted to a
     # grade; on a loaded machine an attempt can time out before the stub reads it, so the
     # client's count may exceed the stub's but never fall below it

@@ -3,13 +3,21 @@ import statistics
 
 import pytest
 
-from lhbench.judges import JudgePanel, RubricJudge, load_evidence, run_judge_job
+from lhbench.judges import JudgePanel, RubricJudge
 from lhbench.models import ModelPool
 from lhbench.schema import GradeStatus
 from lhbench.store import Store
 from lhbench.testing import ModelStub, hashed_scores, rubric_judge_script
 from lhbench.testing.stub import StubRequest
-from tests.judges.helpers import JUDGE_NAMES, WEIGHTS, process_tier, seed_runs, stub_specs
+from tests.judges.helpers import (
+    JUDGE_NAMES,
+    WEIGHTS,
+    evidence,
+    grade_job,
+    process_tier,
+    seed_runs,
+    stub_specs,
+)
 
 
 def expected_dims(model: str, run_id: str) -> dict[str, int]:
@@ -28,12 +36,12 @@ def test_panel_of_three_stub_judges_matches_hand_computed_values(store: Store) -
             pool = ModelPool(store)
             async with pool.session():
                 judges = [RubricJudge(pool.get(s), s) for s in stub_specs(stub.base_url)]
-                summary = await run_judge_job(store, runs, rubric, tier, judges)
-                assert (summary.planned, summary.graded, summary.ok) == (18, 18, 18)
+                summary = await grade_job(store, runs, rubric, tier, judges)
+                assert (summary.planned, summary.done, summary.failed) == (18, 18, 0)
                 # the panel API gives the same numbers for one run, from the cache (no calls)
                 before = stub.count
                 panel = JudgePanel(judges)
-                result = await panel.grade(load_evidence(store, runs[0], {}), rubric, tier)
+                result = await panel.grade(evidence(store, runs[0]), rubric, tier)
                 assert stub.count == before
                 tiers = [
                     sum(WEIGHTS[d] * s for d, s in expected_dims(n, runs[0].id).items())
@@ -68,8 +76,8 @@ def test_rerun_makes_no_requests_and_cache_returns_identical_grades(store: Store
             pool = ModelPool(store)
             async with pool.session():
                 judges = [RubricJudge(pool.get(s), s) for s in stub_specs(stub.base_url)]
-                s = await run_judge_job(store, runs, rubric, tier, judges)
-                return s.graded, s.skipped
+                s = await grade_job(store, runs, rubric, tier, judges)
+                return s.done, s.skipped
 
         assert asyncio.run(job()) == (9, 0)
         assert asyncio.run(job()) == (0, 9)
@@ -80,9 +88,7 @@ def test_rerun_makes_no_requests_and_cache_returns_identical_grades(store: Store
             async with pool.session():
                 spec = stub_specs(stub.base_url)[0]
                 judge = RubricJudge(pool.get(spec), spec)
-                grades = [
-                    await judge.grade(load_evidence(store, r, {}), rubric, tier) for r in runs
-                ]
+                grades = [await judge.grade(evidence(store, r), rubric, tier) for r in runs]
                 return [g.score_map() for g in grades]
 
         first = [
@@ -107,7 +113,7 @@ def test_repeats_are_separate_calls(store: Store) -> None:
             async with pool.session():
                 spec = stub_specs(stub.base_url)[:1]
                 judges = [RubricJudge(pool.get(s), s) for s in spec]
-                return (await run_judge_job(store, runs, rubric, tier, judges, repeats=3)).graded
+                return (await grade_job(store, runs, rubric, tier, judges, repeats=3)).done
 
         assert asyncio.run(job()) == 6
         assert stub.count == 6

@@ -54,8 +54,8 @@ def test_grade_status_rules() -> None:
 def test_verdict_never_defaults() -> None:
     judge = make_grade().judge
     with pytest.raises(ValidationError, match="must say why"):
-        Verdict(id="v", run_id="r", judge=judge, verdict=None, cache_key="k" * 16)
-    v = Verdict(id="v", run_id="r", judge=judge, verdict=None, error="budget", cache_key="k" * 16)
+        Verdict(id="v", run_id="r", judge=judge, verdict=None, key="k" * 16)
+    v = Verdict(id="v", run_id="r", judge=judge, verdict=None, error="budget", key="k" * 16)
     assert v.verdict is None
 
 

@@ -78,7 +78,7 @@ def test_same_grade_twice_leaves_one_row(store: Store) -> None:
         assert s.scalar(select(func.count()).select_from(GradeRow)) == 1
     [stored] = store.list_grades(run_id=grade.run_id)
     assert stored == grade
-    assert store.has_grade(grade.cache_key)
+    assert store.has_grade(grade.key)
     failed = make_grade(
         judge="google-gla:gemini-3.1-pro",
         status=GradeStatus.PARSE_ERROR,
@@ -88,6 +88,17 @@ def test_same_grade_twice_leaves_one_row(store: Store) -> None:
     )
     assert store.save_grade(failed)
     assert [g.status for g in store.list_grades(status="parse_error")] == [GradeStatus.PARSE_ERROR]
+    assert store.grade_states([grade.key, failed.key, "nope"]) == {
+        grade.key: "ok",
+        failed.key: "final_error",
+    }
+    # a failure never replaces an ok grade; an ok grade replaces a failure of its key
+    down = failed.model_copy(update={"key": grade.key, "id": "g-down"})
+    assert store.save_grade(down) is False and store.list_grades(run_id=grade.run_id)[0] == grade
+    fixed = grade.model_copy(update={"key": failed.key, "id": "g-fixed"})
+    assert store.save_grade(fixed) is True
+    assert store.grade_states([failed.key]) == {failed.key: "ok"}
+    assert len(store.list_grades(run_id=grade.run_id)) == 2
 
 
 def test_verdict_vote_label_roundtrip(store: Store) -> None:
@@ -100,11 +111,11 @@ def test_verdict_vote_label_roundtrip(store: Store) -> None:
         evidence=["out.csv sorted ascending"],
         confidence=0.8,
         tool_calls=4,
-        cache_key="c" * 32,
+        key="c" * 32,
     )
     assert store.save_verdict(v) and not store.save_verdict(v)
     err = v.model_copy(
-        update={"id": "v2", "verdict": None, "error": "budget exhausted", "cache_key": "d" * 32}
+        update={"id": "v2", "verdict": None, "error": "budget exhausted", "key": "d" * 32}
     )
     store.save_verdict(err)
     assert store.list_verdicts(run_id="run-1") == [v, err]

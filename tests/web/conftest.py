@@ -48,7 +48,9 @@ def png(color: str) -> bytes:
 def seed(store: Store) -> dict[str, str]:
     from lhbench.packs import bundled_pack_dirs, load_pack
 
-    store.save_pack(load_pack(next(d for d in bundled_pack_dirs() if d.name == "lhbench-rubrics")))
+    rubrics = load_pack(next(d for d in bundled_pack_dirs() if d.name == "lhbench-rubrics"))
+    store.save_pack(rubrics)
+    figma = rubrics.rubric("figma-to-code")
     ids = {}
     for t in ("t1", "t2"):
         for g, (harness, model) in enumerate(GROUPS):
@@ -81,6 +83,7 @@ def seed(store: Store) -> dict[str, str]:
                         run_id=run.id,
                         rubric_id="figma-to-code",
                         rubric_version="1.2",
+                        rubric_hash=figma.content_hash,
                         tier=TierKind.PROCESS,
                         judge=JudgeIdentity(
                             kind=JudgeKind.LLM, model=judge, family=judge.split(":")[0]
@@ -97,7 +100,7 @@ def seed(store: Store) -> dict[str, str]:
                         tier_score=sum(
                             w * s for w, s in zip((0.3, 0.25, 0.25, 0.2), scores, strict=True)
                         ),
-                        cache_key=hashlib.sha256(f"{run.id}{j}".encode()).hexdigest(),
+                        key=hashlib.sha256(f"{run.id}{j}".encode()).hexdigest(),
                     )
                 )
             ids[f"{harness}-{t}"] = run.id

@@ -11,19 +11,20 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from lhbench.harness.compaction import Compactor, WorkingSet, estimate_message_tokens
+    from lhbench.harness.executors import (
+        EXECUTORS,
+        Executor,
+        LocalExecutor,
+        RayExecutor,
+        make_executor,
+    )
     from lhbench.harness.hooks import HookResult, run_hooks
     from lhbench.harness.manifest import MANIFEST, complete_step, read_manifest
     from lhbench.harness.native import HARNESS_VERSION, NativeHarness, NativeResult
-    from lhbench.harness.runner import (
-        HARNESSES,
-        RunOutcome,
-        RunSpec,
-        execute,
-        run_local,
-        run_ray,
-    )
+    from lhbench.harness.runner import HARNESSES, RunOutcome, RunSpec, execute
     from lhbench.harness.workspace import (
         ENV_ALLOW,
+        SQL_STATE_FILE,
         Workspace,
         install_skills,
         prepare_workspace,
@@ -37,9 +38,11 @@ _WHERE = {
     "hooks": ("HookResult", "run_hooks"),
     "manifest": ("MANIFEST", "complete_step", "read_manifest"),
     "native": ("HARNESS_VERSION", "NativeHarness", "NativeResult"),
-    "runner": ("HARNESSES", "RunOutcome", "RunSpec", "execute", "run_local", "run_ray"),
+    "executors": ("EXECUTORS", "Executor", "LocalExecutor", "RayExecutor", "make_executor"),
+    "runner": ("HARNESSES", "RunOutcome", "RunSpec", "execute"),
     "workspace": (
         "ENV_ALLOW",
+        "SQL_STATE_FILE",
         "Workspace",
         "install_skills",
         "prepare_workspace",
@@ -52,13 +55,18 @@ _MODULE_OF = {name: module for module, names in _WHERE.items() for name in names
 
 __all__ = [
     "ENV_ALLOW",
+    "EXECUTORS",
     "HARNESSES",
     "HARNESS_VERSION",
     "MANIFEST",
+    "SQL_STATE_FILE",
     "Compactor",
+    "Executor",
     "HookResult",
+    "LocalExecutor",
     "NativeHarness",
     "NativeResult",
+    "RayExecutor",
     "RunOutcome",
     "RunSpec",
     "WorkingSet",
@@ -67,12 +75,11 @@ __all__ = [
     "estimate_message_tokens",
     "execute",
     "install_skills",
+    "make_executor",
     "prepare_workspace",
     "read_manifest",
     "run_hooks",
     "run_id_for",
-    "run_local",
-    "run_ray",
     "scrubbed_env",
     "skill_text",
 ]

@@ -7,11 +7,9 @@ continues in its kept workspace, where ``manifest.json`` says what was already d
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import mimetypes
 import sys
-from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -43,7 +41,7 @@ from lhbench.schema import (
     Usage,
 )
 
-__all__ = ["HARNESSES", "RunOutcome", "RunSpec", "execute", "run_local", "run_ray"]
+__all__ = ["HARNESSES", "RunOutcome", "RunSpec", "execute"]
 
 HARNESSES = ("native", *CLI_AGENTS)
 _MAX_ARTIFACT_BYTES = 1 << 20
@@ -146,7 +144,7 @@ async def execute(spec: RunSpec, *, pool: ModelPool | None = None, model: Any = 
     ws = prepare_workspace(
         Path(spec.home), run_id, pack_dir, task, spec.harness, mspec.model_string
     )
-    skills = skill_text(pack_dir, task, spec.versions)
+    skills = skill_text(pack, pack_dir, task, spec.versions)
     install_skills(ws, spec.harness, skills)
     env = scrubbed_env(ws.home, {"LHBENCH_VOLUME": str(ws.volume)})
     servers = {n: pack.mcp_servers[n] for n in task.environment.mcp_servers}
@@ -157,7 +155,7 @@ async def execute(spec: RunSpec, *, pool: ModelPool | None = None, model: Any = 
         ran = await _run_native(spec, task, task_dir, ws, env, skills, servers, pool, model)
     versions = dict(spec.versions)
     if task.skills and "skill" not in versions:
-        versions["skill"] = "default"
+        versions["skill"] = "default"  # what ran, recorded (the job passes it already)
     run = Run(
         id=run_id,
         pack_id=pack.id,
@@ -283,49 +281,3 @@ async def _run_cli(
             "hook_runs": len(cli.hook_log),
         },
     )
-
-
-async def run_local(
-    specs: Sequence[RunSpec],
-    *,
-    parallel: int = 2,
-    on_done: Callable[[RunOutcome], None] | None = None,
-) -> list[RunOutcome]:
-    """Run specs on this machine, at most ``parallel`` at once."""
-    gate = asyncio.Semaphore(parallel)
-    pool = ModelPool()
-
-    async def one(s: RunSpec) -> RunOutcome:
-        async with gate:
-            out = await execute(s, pool=pool)
-        if on_done:
-            on_done(out)
-        return out
-
-    return list(await asyncio.gather(*(one(s) for s in specs)))
-
-
-def _execute_sync(spec: RunSpec) -> dict[str, Any]:
-    return asyncio.run(execute(spec)).to_json()
-
-
-def run_ray(
-    specs: Sequence[RunSpec], *, parallel: int = 2, address: str | None = None
-) -> list[RunOutcome]:
-    """Run specs as Ray tasks (a local Ray instance unless ``address`` is given)."""
-    try:
-        import ray
-    except ImportError:
-        raise RuntimeError(
-            "the Ray executor needs ray: `uv sync --extra ray` (or pip install ray)"
-        ) from None
-    started = not ray.is_initialized()
-    if started:
-        ray.init(address=address, num_cpus=parallel, include_dashboard=False, log_to_driver=False)
-    try:
-        remote = ray.remote(num_cpus=1)(_execute_sync)
-        docs = ray.get([remote.remote(s) for s in specs])
-    finally:
-        if started:
-            ray.shutdown()
-    return [RunOutcome.from_json(d) for d in docs]

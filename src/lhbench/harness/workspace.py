@@ -11,6 +11,7 @@ import json
 import os
 import re
 import shutil
+import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,6 +19,7 @@ from lhbench.schema import Task, TaskPack
 
 __all__ = [
     "ENV_ALLOW",
+    "SQL_STATE_FILE",
     "Workspace",
     "install_skills",
     "prepare_workspace",
@@ -25,6 +27,8 @@ __all__ = [
     "scrubbed_env",
     "skill_text",
 ]
+
+SQL_STATE_FILE = "database.sqlite"
 
 ENV_ALLOW = ("PATH", "LANG", "LC_ALL", "TERM", "TZ", "SSL_CERT_FILE", "SSL_CERT_DIR")
 
@@ -63,17 +67,31 @@ def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "-", text).strip("-")
 
 
-def skill_text(pack_dir: Path, task: Task, versions: dict[str, str]) -> dict[str, str]:
-    """Name -> SKILL.md text for the task's skills (``versions['skill']`` picks a variant)."""
+def skill_text(
+    pack: TaskPack, pack_dir: Path, task: Task, versions: dict[str, str]
+) -> dict[str, str]:
+    """Name -> SKILL.md text for the task's skills; ``versions['skill']`` picks the variant.
+
+    ``default`` (or no ``skill`` key) is SKILL.md, ``none`` no skill at all (the ablation
+    baseline), any other value a ``versions/<value>.md`` the skill declares. A variant the
+    pack does not declare is refused: it is never read as a path.
+    """
+    variant = versions.get("skill", "default")
+    if variant == "none":
+        return {}
     out = {}
     for name in task.skills:
+        skill = next(s for s in pack.skills if s.name == name)
         base = pack_dir / "skills" / name
-        variant = versions.get("skill")
-        path = (
-            base / "versions" / f"{variant}.md"
-            if variant and (base / "versions" / f"{variant}.md").is_file()
-            else base / "SKILL.md"
-        )
+        if variant == "default":
+            path = base / "SKILL.md"
+        elif variant in skill.versions:
+            path = base / "versions" / f"{variant}.md"
+        else:
+            raise ValueError(
+                f"skill {name!r} has no version {variant!r}; "
+                f"it has: {', '.join(sorted(skill.versions)) or 'none'}"
+            )
         out[name] = path.read_text(encoding="utf-8")
     return out
 
@@ -95,6 +113,15 @@ def prepare_workspace(
             shutil.copytree(initial, root, symlinks=True)
         else:
             root.mkdir(parents=True)
+        if task.environment.database:
+            # a SQL task's database, as a SQLite file the agent works on (its final state)
+            dump = pack_dir / "tasks" / task.id / task.environment.database
+            conn = sqlite3.connect(root / SQL_STATE_FILE)
+            try:
+                conn.executescript(dump.read_text(encoding="utf-8"))
+                conn.commit()
+            finally:
+                conn.close()
     home = run_dir / "home"
     home.mkdir(parents=True, exist_ok=True)
     volume = home_dir / "volumes" / _slug(f"{harness}-{model}")

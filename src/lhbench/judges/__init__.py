@@ -1,19 +1,31 @@
-"""Judges: rubric judges, the multi-family panel, pairwise comparison, grading jobs."""
+"""Judges: one protocol for rubric, pairwise, verdict and check judges; the panel's figures."""
 
-from lhbench.judges.failure_extract import ExtractedError, FailureExtractor
-from lhbench.judges.job import JudgeJobSummary, load_evidence, noise_floor, run_judge_job
-from lhbench.judges.output import DimensionAnswer, PairwiseAnswer, RubricAnswer, check_rubric_answer
-from lhbench.judges.pairwise import PairwiseJudge, PairwiseOutcome, candidate_pairs
-from lhbench.judges.panel import JudgePanel, PanelResult
-from lhbench.judges.prompts import PAIRWISE_PROMPT_VERSION, RUBRIC_PROMPT_VERSION
-from lhbench.judges.render import RenderedTrajectory, estimate_tokens, fence, render_trajectory
-from lhbench.judges.rubric import (
+from lhbench.judges.base import (
     Evidence,
-    PreparedPrompt,
-    RubricJudge,
-    grade_cache_key,
+    GradeItem,
+    Judge,
+    PairItem,
+    StateRef,
+    VerdictItem,
+    final_output,
     raw_output,
 )
+from lhbench.judges.failure_extract import ExtractedError, FailureExtractor
+from lhbench.judges.output import DimensionAnswer, PairwiseAnswer, RubricAnswer, check_rubric_answer
+from lhbench.judges.pairwise import PairwiseJudge, PairwiseOutcome, candidate_pairs
+from lhbench.judges.panel import (
+    JudgePanel,
+    PanelResult,
+    RunTierScore,
+    TierKey,
+    judge_labels,
+    noise_floor,
+    panel_scores,
+    tier_keys,
+)
+from lhbench.judges.prompts import PAIRWISE_PROMPT_VERSION, RUBRIC_PROMPT_VERSION
+from lhbench.judges.render import RenderedTrajectory, estimate_tokens, fence, render_trajectory
+from lhbench.judges.rubric import PreparedPrompt, RubricJudge, rubric_judge_identity
 from lhbench.judges.verdict import (
     AGENT_PROMPT_VERSION,
     VerdictAnswer,
@@ -29,8 +41,10 @@ __all__ = [
     "Evidence",
     "ExtractedError",
     "FailureExtractor",
-    "JudgeJobSummary",
+    "GradeItem",
+    "Judge",
     "JudgePanel",
+    "PairItem",
     "PairwiseAnswer",
     "PairwiseJudge",
     "PairwiseOutcome",
@@ -39,17 +53,23 @@ __all__ = [
     "RenderedTrajectory",
     "RubricAnswer",
     "RubricJudge",
+    "RunTierScore",
+    "StateRef",
+    "TierKey",
     "VerdictAnswer",
+    "VerdictItem",
     "VerdictJudge",
     "candidate_pairs",
     "check_rubric_answer",
     "estimate_tokens",
     "fence",
-    "grade_cache_key",
+    "final_output",
+    "judge_labels",
     "judge_tool_servers",
-    "load_evidence",
     "noise_floor",
+    "panel_scores",
     "raw_output",
     "render_trajectory",
-    "run_judge_job",
+    "rubric_judge_identity",
+    "tier_keys",
 ]

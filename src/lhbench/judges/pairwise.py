@@ -3,21 +3,21 @@
 If the answers from the two orders disagree, the outcome is a tie: a judge whose
 preference follows the position, not the work, contributes no preference (position-bias
 control). Outcomes are stored as PreferenceVotes with ``rater_kind`` = llm, apart from
-human votes, so the two can be compared.
+human votes, so the two can be compared; a comparison that failed is stored too, as a
+vote with no winner and the reason (``retryable`` when the model never answered).
 """
 
 from __future__ import annotations
 
-import hashlib
 import itertools
-import json
 from dataclasses import dataclass
 from typing import Literal
 
-from pydantic_ai import Agent
+from pydantic_ai import Agent, capture_run_messages
 from pydantic_ai.exceptions import ModelAPIError, UnexpectedModelBehavior
 from pydantic_ai.models import Model
 
+from lhbench.judges.base import Evidence, PairItem, final_output, raw_output
 from lhbench.judges.output import PairwiseAnswer
 from lhbench.judges.prompts import (
     PAIRWISE_PROMPT_VERSION,
@@ -26,9 +26,8 @@ from lhbench.judges.prompts import (
     task_text,
 )
 from lhbench.judges.render import fence, render_trajectory
-from lhbench.judges.rubric import Evidence, _final_output
-from lhbench.models import ModelSpec
-from lhbench.schema import JudgeKind, PreferenceVote, Rubric, Run, Tier
+from lhbench.models import ModelSpec, is_transport_error
+from lhbench.schema import JudgeIdentity, JudgeKind, PreferenceVote, Rubric, Run, Tier, vote_key
 
 __all__ = ["PairwiseJudge", "PairwiseOutcome", "candidate_pairs"]
 
@@ -50,12 +49,11 @@ def candidate_pairs(runs: list[Run]) -> list[tuple[str, str, str, str]]:
 
 @dataclass(frozen=True)
 class PairwiseOutcome:
-    """Both orders' answers and the resulting vote (None when a call failed)."""
+    """Both orders' answers and the resulting vote (failed when a call failed)."""
 
     a_first: Winner | None
     b_first: Winner | None
-    vote: PreferenceVote | None
-    error: str | None = None
+    vote: PreferenceVote
 
     @property
     def consistent(self) -> bool:
@@ -64,7 +62,7 @@ class PairwiseOutcome:
 
 
 class PairwiseJudge:
-    """Compares two runs of the same task on a rubric tier."""
+    """Compares two runs of the same task on a rubric tier (the Judge protocol on PairItem)."""
 
     def __init__(
         self, model: Model, spec: ModelSpec, *, retries: int = 2, budget_tokens: int = 12_000
@@ -73,6 +71,35 @@ class PairwiseJudge:
         self.spec = spec
         self.retries = retries
         self.budget_tokens = budget_tokens
+        self.identity = JudgeIdentity(
+            kind=JudgeKind.LLM,
+            model=spec.model_string,
+            family=spec.family,
+            endpoint=spec.base_url,
+            prompt_version=PAIRWISE_PROMPT_VERSION,
+            settings={
+                "temperature": spec.temperature,
+                "seed": spec.seed,
+                "retries": retries,
+                "budget_tokens": budget_tokens,
+            },
+        )
+        self._agent: Agent[None, PairwiseAnswer] = Agent(
+            self.model,
+            output_type=PairwiseAnswer,
+            instructions=pairwise_instructions(),
+            retries={"output": self.retries},
+        )
+
+    def key(self, item: PairItem) -> str:
+        """The vote's identity: judge config, rubric content, tier, ordered pair."""
+        return vote_key(
+            self.identity.key,
+            item.rubric.content_hash,
+            item.tier.kind.value,
+            item.run_a.id,
+            item.run_b.id,
+        )
 
     def _attempt(self, evidence: Evidence, tier: Tier) -> str:
         if tier.evidence_source == "trajectory" and evidence.trajectory is not None:
@@ -82,7 +109,7 @@ class PairwiseJudge:
             for a in evidence.artifacts
             if a.content is not None and not a.media_type.startswith("image/")
         ]
-        return "\n\n".join(texts) or _final_output(evidence.trajectory)
+        return "\n\n".join(texts) or final_output(evidence.trajectory)
 
     async def _ask(self, first: Evidence, second: Evidence, rubric: Rubric, tier: Tier) -> str:
         prompt = (
@@ -91,51 +118,64 @@ class PairwiseJudge:
             f"# First attempt\n{fence('attempt', self._attempt(first, tier))}\n\n"
             f"# Second attempt\n{fence('attempt', self._attempt(second, tier))}"
         )
-        agent: Agent[None, PairwiseAnswer] = Agent(
-            self.model,
-            output_type=PairwiseAnswer,
-            instructions=pairwise_instructions(),
-            retries={"output": self.retries},
-        )
-        return (await agent.run(prompt)).output.preferred
+        return (await self._agent.run(prompt)).output.preferred
 
-    def vote_id(self, rubric: Rubric, tier: Tier, run_a: str, run_b: str) -> str:
-        """The stored vote's id: one per judge, rubric tier and ordered pair."""
-        doc = [
-            self.spec.model_string,
-            PAIRWISE_PROMPT_VERSION,
-            rubric.id,
-            rubric.version,
-            tier.kind.value,
-            run_a,
-            run_b,
-        ]
-        return "pairwise-" + hashlib.sha256(json.dumps(doc).encode()).hexdigest()[:24]
+    def _vote(self, item: PairItem, winner: Winner | None, **failure: object) -> PreferenceVote:
+        return PreferenceVote.model_validate(
+            {
+                "id": self.key(item),
+                "pack_id": item.run_a.pack_id,
+                "task_id": item.run_a.task_id,
+                "run_a": item.run_a.id,
+                "run_b": item.run_b.id,
+                "left": "a",
+                "winner": winner,
+                "annotator": self.spec.model_string,
+                "rater_kind": JudgeKind.LLM,
+                "rubric_id": item.rubric.id,
+                "rubric_hash": item.rubric.content_hash,
+                "tier": item.tier.kind,
+                "judge_key": self.identity.key,
+                **failure,
+            }
+        )
+
+    async def judge(self, item: PairItem) -> PreferenceVote:
+        """The vote on ``item`` (evidence loaded); a failed comparison is a failed vote."""
+        return (await self.compare_item(item)).vote
+
+    async def compare_item(self, item: PairItem) -> PairwiseOutcome:
+        """Ask with A first, then with B first; disagreement is a tie."""
+        a, b = item.evidence_a, item.evidence_b
+        if a is None or b is None:
+            raise ValueError(f"pair {item.run_a.id} / {item.run_b.id} has no evidence loaded")
+        if item.run_a.task_id != item.run_b.task_id:
+            raise ValueError(f"runs {item.run_a.id} and {item.run_b.id} are of different tasks")
+        with capture_run_messages() as messages:
+            try:
+                p1 = await self._ask(a, b, item.rubric, item.tier)
+                p2 = await self._ask(b, a, item.rubric, item.tier)
+            except UnexpectedModelBehavior as exc:
+                failed = self._vote(
+                    item, None, status="parse_error", error=f"{exc}: {raw_output(messages)[:500]}"
+                )
+                return PairwiseOutcome(None, None, failed)
+            except (ModelAPIError, OSError, TimeoutError) as exc:
+                failed = self._vote(
+                    item,
+                    None,
+                    status="error",
+                    error=f"{type(exc).__name__}: {exc}",
+                    retryable=is_transport_error(exc),
+                )
+                return PairwiseOutcome(None, None, failed)
+        first: Winner = {"first": "a", "second": "b", "tie": "tie"}[p1]  # type: ignore[assignment]
+        second: Winner = {"first": "b", "second": "a", "tie": "tie"}[p2]  # type: ignore[assignment]
+        winner: Winner = first if first == second else "tie"
+        return PairwiseOutcome(first, second, self._vote(item, winner))
 
     async def compare(
         self, a: Evidence, b: Evidence, rubric: Rubric, tier: Tier
     ) -> PairwiseOutcome:
-        """Ask with A first, then with B first; disagreement is a tie."""
-        if a.run.task_id != b.run.task_id:
-            raise ValueError(f"runs {a.run.id} and {b.run.id} are of different tasks")
-        try:
-            p1 = await self._ask(a, b, rubric, tier)
-            p2 = await self._ask(b, a, rubric, tier)
-        except (UnexpectedModelBehavior, ModelAPIError) as exc:
-            return PairwiseOutcome(None, None, None, error=f"{type(exc).__name__}: {exc}")
-        first: Winner = {"first": "a", "second": "b", "tie": "tie"}[p1]  # type: ignore[assignment]
-        second: Winner = {"first": "b", "second": "a", "tie": "tie"}[p2]  # type: ignore[assignment]
-        winner: Winner = first if first == second else "tie"
-        ident = self.vote_id(rubric, tier, a.run.id, b.run.id)
-        vote = PreferenceVote(
-            id=ident,
-            pack_id=a.run.pack_id,
-            task_id=a.run.task_id,
-            run_a=a.run.id,
-            run_b=b.run.id,
-            left="a",
-            winner=winner,
-            annotator=self.spec.model_string,
-            rater_kind=JudgeKind.LLM,
-        )
-        return PairwiseOutcome(first, second, vote)
+        """Compare two runs' evidence (both orders)."""
+        return await self.compare_item(PairItem(a.run, b.run, rubric, tier, a, b))

@@ -1,16 +1,137 @@
-"""A panel of rubric judges from different model families, run concurrently."""
+"""The judge panel and the one place a panel's score and cross-judge variance are computed.
+
+LH-Bench: a tier score is Σ wᵢ·sᵢ per judge; the panel score of a run is the mean over the
+judges (a judge's repeats averaged first); the spread is the population variance across
+judges. The CLI, report and web app all call :func:`panel_scores`.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import math
 import statistics
+from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import NamedTuple
 
-from lhbench.judges.rubric import Evidence, RubricJudge
-from lhbench.schema import Grade, GradeStatus, Rubric, Tier
+from lhbench.judges.base import Evidence, GradeItem
+from lhbench.judges.rubric import RubricJudge
+from lhbench.schema import Grade, GradeStatus, Rubric, Tier, judge_labels
 
-__all__ = ["JudgePanel", "PanelResult"]
+__all__ = [
+    "JudgePanel",
+    "PanelResult",
+    "RunTierScore",
+    "TierKey",
+    "judge_labels",
+    "noise_floor",
+    "panel_scores",
+    "tier_keys",
+]
+
+
+class TierKey(NamedTuple):
+    """One graded rubric tier at one rubric content."""
+
+    rubric_id: str
+    version: str
+    tier: str
+    rubric_hash: str = ""
+
+    @property
+    def title(self) -> str:
+        """``rubric v1.2 · process``."""
+        return f"{self.rubric_id} v{self.version} · {self.tier}"
+
+    @property
+    def slug(self) -> str:
+        """A file-name-safe id: ``rubric_version_tier``."""
+        return f"{self.rubric_id}_{self.version}_{self.tier}".replace(".", "_")
+
+    def unique_slug(self, keys: list[TierKey]) -> str:
+        """The slug, with the content hash added when another key shares it."""
+        if sum(1 for k in keys if k.slug == self.slug) > 1 and self.rubric_hash:
+            return f"{self.slug}_{self.rubric_hash[:8]}"
+        return self.slug
+
+
+def _key_of(g: Grade) -> TierKey:
+    return TierKey(g.rubric_id, g.rubric_version, g.tier.value, g.rubric_hash)
+
+
+def tier_keys(grades: Iterable[Grade]) -> list[TierKey]:
+    """Every rubric tier graded, in a stable order."""
+    return sorted({_key_of(g) for g in grades})
+
+
+@dataclass(frozen=True)
+class RunTierScore:
+    """One run's score on one rubric tier from a panel.
+
+    ``judge_scores`` averages a judge's repeats; ``mean`` averages judges; ``variance``
+    is the population variance across judges (0 with one judge).
+    """
+
+    run_id: str
+    judge_scores: dict[str, float]
+    dimension_means: dict[str, float]
+    mean: float
+    variance: float
+
+
+def panel_scores(grades: Iterable[Grade], key: TierKey) -> dict[str, RunTierScore]:
+    """Run id -> panel score on ``key``, from the grades that hold scores."""
+    chosen = [
+        g
+        for g in grades
+        if _key_of(g) == key and g.status == GradeStatus.OK and g.tier_score is not None
+    ]
+    labels = judge_labels(g.judge for g in chosen)
+    per_judge: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    dims: dict[str, dict[str, dict[str, list[int]]]] = defaultdict(
+        lambda: defaultdict(lambda: defaultdict(list))
+    )
+    for g in chosen:
+        judge = labels[g.judge.key]
+        per_judge[g.run_id][judge].append(g.tier_score)  # type: ignore[arg-type]
+        for s in g.scores:
+            if s.score is not None:
+                dims[g.run_id][s.dimension_id][judge].append(s.score)
+    out = {}
+    for run_id, judges in per_judge.items():
+        jscores = {j: statistics.fmean(v) for j, v in judges.items()}
+        vals = list(jscores.values())
+        dmeans = {
+            d: statistics.fmean(statistics.fmean(v) for v in by_judge.values())
+            for d, by_judge in dims[run_id].items()
+        }
+        out[run_id] = RunTierScore(
+            run_id=run_id,
+            judge_scores=jscores,
+            dimension_means=dmeans,
+            mean=statistics.fmean(vals),
+            variance=statistics.pvariance(vals) if len(vals) > 1 else 0.0,
+        )
+    return out
+
+
+def noise_floor(grades: Iterable[Grade]) -> dict[str, float]:
+    """Per judge: mean over runs of the SD of its own repeated tier scores.
+
+    A judge's self-consistency (LH-Bench's noise floor): needs two or more repeats of a
+    run; judges without repeats are absent.
+    """
+    chosen = [g for g in grades if g.status == GradeStatus.OK and g.tier_score is not None]
+    labels = judge_labels(g.judge for g in chosen)
+    by: dict[tuple[str, str, TierKey], list[float]] = defaultdict(list)
+    for g in chosen:
+        by[(labels[g.judge.key], g.run_id, _key_of(g))].append(g.tier_score)  # type: ignore[arg-type]
+    per_judge: dict[str, list[float]] = defaultdict(list)
+    for (judge, _run, _key), scores in by.items():
+        if len(scores) >= 2:
+            per_judge[judge].append(statistics.pstdev(scores))
+    return {j: statistics.fmean(v) for j, v in sorted(per_judge.items())}
 
 
 @dataclass(frozen=True)
@@ -20,6 +141,11 @@ class PanelResult:
     run_id: str
     grades: list[Grade]
 
+    def _score(self) -> RunTierScore | None:
+        if not self.grades:
+            return None
+        return panel_scores(self.grades, _key_of(self.grades[0])).get(self.run_id)
+
     @property
     def scored(self) -> list[Grade]:
         """Grades that hold a tier score (failed and fully unscorable ones are left out)."""
@@ -28,24 +154,19 @@ class PanelResult:
     @property
     def mean(self) -> float:
         """Panel score: mean of the judges' tier scores (NaN when no judge scored)."""
-        s = [g.tier_score for g in self.scored if g.tier_score is not None]
-        return sum(s) / len(s) if s else math.nan
+        s = self._score()
+        return s.mean if s else math.nan
 
     @property
     def variance(self) -> float:
         """Population variance of the judges' tier scores."""
-        s = [g.tier_score for g in self.scored if g.tier_score is not None]
-        return statistics.pvariance(s) if s else math.nan
+        s = self._score()
+        return s.variance if s else math.nan
 
     def dimension_mean(self, dimension_id: str) -> float:
         """Mean score of one dimension over the judges that scored it."""
-        vals = [
-            s.score
-            for g in self.scored
-            for s in g.scores
-            if s.dimension_id == dimension_id and s.score is not None
-        ]
-        return sum(vals) / len(vals) if vals else math.nan
+        s = self._score()
+        return s.dimension_means.get(dimension_id, math.nan) if s else math.nan
 
 
 class JudgePanel:
@@ -54,9 +175,9 @@ class JudgePanel:
     def __init__(self, judges: list[RubricJudge]) -> None:
         if not judges:
             raise ValueError("a panel needs at least one judge")
-        refs = [j.spec.ref for j in judges]
-        if len(set(refs)) != len(refs):
-            raise ValueError(f"a judge appears twice in the panel: {refs}")
+        keys = [j.identity.key for j in judges]
+        if len(set(keys)) != len(keys):
+            raise ValueError(f"a judge appears twice in the panel: {[j.spec.ref for j in judges]}")
         self.judges = judges
 
     @property
@@ -68,7 +189,6 @@ class JudgePanel:
         self, evidence: Evidence, rubric: Rubric, tier: Tier, *, repeat: int = 0
     ) -> PanelResult:
         """Every judge grades concurrently; every grade is returned, failed ones included."""
-        grades = await asyncio.gather(
-            *(j.grade(evidence, rubric, tier, repeat=repeat) for j in self.judges)
-        )
+        item = GradeItem(evidence.run, rubric, tier, repeat, evidence)
+        grades = await asyncio.gather(*(j.judge(item) for j in self.judges))
         return PanelResult(run_id=evidence.run.id, grades=list(grades))

@@ -11,14 +11,14 @@ import hashlib
 import json
 import time
 import uuid
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
 
 from pydantic_ai import Agent, BinaryContent, RunContext, capture_run_messages
 from pydantic_ai.exceptions import ModelAPIError, UnexpectedModelBehavior
-from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart, UserContent
+from pydantic_ai.messages import UserContent
 from pydantic_ai.models import Model
 
+from lhbench.judges.base import Evidence, GradeItem, final_output, raw_output
 from lhbench.judges.output import RubricAnswer, check_rubric_answer
 from lhbench.judges.prompts import (
     RUBRIC_PROMPT_VERSION,
@@ -27,24 +27,46 @@ from lhbench.judges.prompts import (
     task_text,
 )
 from lhbench.judges.render import fence, render_trajectory
-from lhbench.models import ModelSpec, cache_salt, current_ledger
+from lhbench.models import ModelSpec, cache_salt, current_ledger, is_transport_error
 from lhbench.schema import (
-    Artifact,
     DimensionScore,
     Grade,
     GradeStatus,
     JudgeIdentity,
     JudgeKind,
-    Role,
     Rubric,
-    Run,
-    StepKind,
-    Task,
     Tier,
     Trajectory,
+    grade_key,
 )
 
-__all__ = ["Evidence", "PreparedPrompt", "RubricJudge", "grade_cache_key", "raw_output"]
+__all__ = ["PreparedPrompt", "RubricJudge", "rubric_judge_identity"]
+
+DEFAULT_RETRIES = 2
+DEFAULT_BUDGET_TOKENS = 24_000
+
+
+def rubric_judge_identity(
+    spec: ModelSpec,
+    *,
+    retries: int = DEFAULT_RETRIES,
+    budget_tokens: int = DEFAULT_BUDGET_TOKENS,
+) -> JudgeIdentity:
+    """The identity a rubric judge over ``spec`` records (and whose grades are current)."""
+    return JudgeIdentity(
+        kind=JudgeKind.LLM,
+        model=spec.model_string,
+        family=spec.family,
+        endpoint=spec.base_url,
+        prompt_version=RUBRIC_PROMPT_VERSION,
+        settings={
+            "temperature": spec.temperature,
+            "seed": spec.seed,
+            "retries": retries,
+            "budget_tokens": budget_tokens,
+        },
+    )
+
 
 _TEXT_TYPES = ("text/", "application/json", "application/xml", "image/svg+xml")
 _MAX_ARTIFACT_CHARS = 20_000
@@ -56,54 +78,6 @@ class PreparedPrompt:
 
     parts: list[UserContent]
     inputs_hash: str
-
-
-@dataclass
-class Evidence:
-    """What a judge may look at for one run."""
-
-    run: Run
-    task: Task | None
-    trajectory: Trajectory | None = None
-    artifacts: list[Artifact] = field(default_factory=list)
-
-
-def raw_output(messages: list[ModelMessage]) -> str:
-    """The last thing the model said (text or tool-call arguments), for parse-failure records."""
-    for m in reversed(messages):
-        if isinstance(m, ModelResponse):
-            parts = []
-            for p in m.parts:
-                if isinstance(p, TextPart):
-                    parts.append(p.content)
-                elif isinstance(p, ToolCallPart):
-                    args = p.args if isinstance(p.args, str) else json.dumps(p.args)
-                    parts.append(f"{p.tool_name}({args})")
-            if parts:
-                return "\n".join(parts)
-    return ""
-
-
-def _final_output(trajectory: Trajectory | None) -> str:
-    if trajectory is None:
-        return ""
-    for s in reversed(trajectory.steps):
-        if s.role == Role.ASSISTANT and s.kind == StepKind.MESSAGE and s.content:
-            return s.content
-    return ""
-
-
-def grade_cache_key(
-    spec_doc: dict[str, Any], rubric: Rubric, tier: Tier, inputs_hash: str, repeat: int
-) -> str:
-    """hash(judge config, rubric version, inputs, repeat): the grade's identity."""
-    doc = {
-        "judge": spec_doc,
-        "rubric": [rubric.id, rubric.version, rubric.content_hash, tier.kind.value],
-        "inputs": inputs_hash,
-        "repeat": repeat,
-    }
-    return hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()
 
 
 class RubricJudge:
@@ -119,7 +93,12 @@ class RubricJudge:
     kind = JudgeKind.LLM
 
     def __init__(
-        self, model: Model, spec: ModelSpec, *, retries: int = 2, budget_tokens: int = 24_000
+        self,
+        model: Model,
+        spec: ModelSpec,
+        *,
+        retries: int = DEFAULT_RETRIES,
+        budget_tokens: int = DEFAULT_BUDGET_TOKENS,
     ) -> None:
         self.model = model
         self.spec = spec
@@ -139,20 +118,17 @@ class RubricJudge:
         def _validate(ctx: RunContext[Tier], answer: RubricAnswer) -> RubricAnswer:
             return check_rubric_answer(answer, ctx.deps)
 
-        self._identity_doc = self.identity().model_dump(mode="json")
+        self.identity = rubric_judge_identity(spec, retries=retries, budget_tokens=budget_tokens)
+        self._judge_key = self.identity.key
 
-    def identity(self, *, vision: bool = False) -> JudgeIdentity:
-        """Who this judge is, as recorded on each grade."""
-        return JudgeIdentity(
-            kind=JudgeKind.VLM if vision else self.kind,
-            model=self.spec.model_string,
-            family=self.spec.family,
-            prompt_version=RUBRIC_PROMPT_VERSION,
-            settings={
-                "temperature": self.spec.temperature,
-                "seed": self.spec.seed,
-                "retries": self.retries,
-            },
+    def key(self, item: GradeItem) -> str:
+        """The grade's identity: (run, this judge's config, rubric content, tier, repeat)."""
+        return grade_key(
+            item.run.id,
+            self._judge_key,
+            item.rubric.content_hash,
+            item.tier.kind.value,
+            item.repeat,
         )
 
     def prompt(
@@ -188,7 +164,7 @@ class RubricJudge:
                     texts.append(f"## {a.name} ({a.media_type})\n{fence('artifact', text)}")
             if not texts and not images:
                 texts.append(
-                    f"## Final answer\n{fence('agent_output', _final_output(evidence.trajectory))}"
+                    f"## Final answer\n{fence('agent_output', final_output(evidence.trajectory))}"
                 )
             parts.append(head + "# Evidence: the agent's output artifacts\n" + "\n\n".join(texts))
             for a in images:
@@ -202,18 +178,11 @@ class RubricJudge:
         parts, inputs = self.prompt(evidence, rubric, tier)
         return PreparedPrompt(parts=parts, inputs_hash=inputs)
 
-    def cache_key(
-        self,
-        evidence: Evidence,
-        rubric: Rubric,
-        tier: Tier,
-        repeat: int = 0,
-        *,
-        prepared: PreparedPrompt | None = None,
-    ) -> str:
-        """The key the grade will carry (computed without calling the model)."""
-        prepared = prepared or self.prepare(evidence, rubric, tier)
-        return grade_cache_key(self._identity_doc, rubric, tier, prepared.inputs_hash, repeat)
+    async def judge(self, item: GradeItem) -> Grade:
+        """The grade of ``item`` (its evidence loaded): ok, a parse failure, or an error."""
+        if item.evidence is None:
+            raise ValueError(f"grade item for run {item.run.id} has no evidence loaded")
+        return await self.grade(item.evidence, item.rubric, item.tier, repeat=item.repeat)
 
     async def grade(
         self,
@@ -227,12 +196,11 @@ class RubricJudge:
         """Ask the model once (plus bounded re-asks); always returns a Grade."""
         prepared = prepared or self.prepare(evidence, rubric, tier)
         parts = prepared.parts
-        vision = any(isinstance(p, BinaryContent) for p in parts)
-        identity = self.identity(vision=vision)
-        key = grade_cache_key(self._identity_doc, rubric, tier, prepared.inputs_hash, repeat)
+        key = self.key(GradeItem(evidence.run, rubric, tier, repeat))
         agent = self._agent
         started = time.monotonic()
         status, answer, raw, error = GradeStatus.OK, None, None, None
+        retryable = False
         salt = f"repeat={repeat}" if repeat else ""
         with current_ledger() as ledger, cache_salt(salt), capture_run_messages() as messages:
             try:
@@ -241,14 +209,16 @@ class RubricJudge:
                 raw = raw_output(result.all_messages())
             except UnexpectedModelBehavior as exc:
                 status, raw, error = GradeStatus.PARSE_ERROR, raw_output(messages), str(exc)
-            except ModelAPIError as exc:
+            except (ModelAPIError, OSError) as exc:
                 status, raw, error = (
                     GradeStatus.ERROR,
                     raw_output(messages) or None,
                     f"{type(exc).__name__}: {exc}",
                 )
+                retryable = is_transport_error(exc)
             except TimeoutError:
                 status, error = GradeStatus.ERROR, f"timed out after {self.spec.timeout_s}s"
+                retryable = True
         scores: list[DimensionScore] = []
         tier_score = None
         if answer is not None:
@@ -271,9 +241,11 @@ class RubricJudge:
             run_id=evidence.run.id,
             rubric_id=rubric.id,
             rubric_version=rubric.version,
+            rubric_hash=rubric.content_hash,
             tier=tier.kind,
-            judge=identity,
+            judge=self.identity,
             status=status,
+            retryable=retryable,
             scores=scores,
             tier_score=tier_score,
             repeat=repeat,
@@ -282,5 +254,5 @@ class RubricJudge:
             usage=ledger.usage(),
             cost_usd=ledger.cost_usd,
             latency_s=time.monotonic() - started,
-            cache_key=key,
+            key=key,
         )

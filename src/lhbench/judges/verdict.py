@@ -11,8 +11,6 @@ recorded as an error, never defaulted to PASS or FAIL.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import sys
 import time
 import uuid
@@ -27,11 +25,11 @@ from pydantic_ai.messages import ModelMessage, ModelResponse, ToolCallPart, Tool
 from pydantic_ai.models import Model
 from pydantic_ai.usage import UsageLimits
 
+from lhbench.judges.base import VerdictItem, raw_output
 from lhbench.judges.prompts import task_text
 from lhbench.judges.render import fence, render_trajectory
-from lhbench.judges.rubric import raw_output
-from lhbench.models import ModelSpec, cache_salt, current_ledger
-from lhbench.schema import JudgeIdentity, JudgeKind, Run, Task, Trajectory, Verdict
+from lhbench.models import ModelSpec, cache_salt, current_ledger, is_transport_error
+from lhbench.schema import JudgeIdentity, JudgeKind, Task, Trajectory, Verdict, verdict_key
 
 __all__ = ["AGENT_PROMPT_VERSION", "VerdictAnswer", "VerdictJudge", "judge_tool_servers"]
 
@@ -76,16 +74,14 @@ def judge_tool_servers(
     *, root: Path | None = None, db_url: str | None = None, trajectory_file: Path | None = None
 ) -> list[tuple[str, list[str]]]:
     """(command, args) of the stdio MCP servers a judge gets for one replayed state."""
-    servers = []
+    args = ["-m", "lhbench.tools", "state"]
     if root is not None:
-        servers.append((sys.executable, ["-m", "lhbench.tools", "fs", str(root)]))
+        args += ["--root", str(root)]
     if db_url is not None:
-        servers.append((sys.executable, ["-m", "lhbench.tools", "sql", db_url]))
+        args += ["--db", db_url]
     if trajectory_file is not None:
-        servers.append(
-            (sys.executable, ["-m", "lhbench.tools", "trajectory", str(trajectory_file)])
-        )
-    return servers
+        args += ["--trajectory", str(trajectory_file)]
+    return [(sys.executable, args)] if len(args) > 3 else []
 
 
 def _tool_calls(messages: Sequence[ModelMessage]) -> list[str]:
@@ -128,24 +124,27 @@ class VerdictJudge:
         self.tool_budget = tool_budget
         self.retries = retries
         self.budget_tokens = budget_tokens
+        self.identity = JudgeIdentity(
+            kind=self.kind,
+            model=self.spec.model_string,
+            family=self.spec.family,
+            endpoint=self.spec.base_url,
+            prompt_version=AGENT_PROMPT_VERSION,
+            settings={
+                "tool_budget": self.tool_budget if self.agentic else 0,
+                "temperature": self.spec.temperature,
+                "budget_tokens": budget_tokens,
+            },
+        )
 
     @property
     def kind(self) -> JudgeKind:
         """Agent or llm."""
         return JudgeKind.AGENT if self.agentic else JudgeKind.LLM
 
-    def identity(self) -> JudgeIdentity:
-        """The judge as recorded on its verdicts."""
-        return JudgeIdentity(
-            kind=self.kind,
-            model=self.spec.model_string,
-            family=self.spec.family,
-            prompt_version=AGENT_PROMPT_VERSION,
-            settings={
-                "tool_budget": self.tool_budget if self.agentic else 0,
-                "temperature": self.spec.temperature,
-            },
-        )
+    def key(self, item: VerdictItem) -> str:
+        """The verdict's identity: (run, this judge's config, replayed state, repeat)."""
+        return verdict_key(item.run.id, self.identity.key, item.state.state_id, item.repeat)
 
     def prompt(self, task: Task | None, trajectory: Trajectory) -> str:
         """The task and the rendered trajectory, fenced as untrusted data."""
@@ -156,33 +155,23 @@ class VerdictJudge:
             f"{fence('trajectory', rendered.text)}"
         )
 
-    def cache_key(self, run: Run, prompt: str, state_id: str, repeat: int) -> str:
-        """hash(judge config, inputs, replayed state, repeat)."""
-        doc = [
-            self.identity().model_dump(mode="json"),
-            run.id,
-            hashlib.sha256(prompt.encode()).hexdigest(),
-            state_id,
-            repeat,
-        ]
-        return hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()
-
-    async def judge(
-        self,
-        run: Run,
-        task: Task | None,
-        trajectory: Trajectory,
-        *,
-        servers: Sequence[tuple[str, list[str]]] = (),
-        state_id: str = "",
-        repeat: int = 0,
-    ) -> Verdict:
-        """One verdict on one run (an error verdict when no valid answer came)."""
+    async def judge(self, item: VerdictItem) -> Verdict:
+        """One verdict on one run in its final state (an error verdict when no answer came)."""
         from fastmcp.client.transports import StdioTransport
         from pydantic_ai.mcp import MCPToolset
 
+        run, task, trajectory, repeat = item.run, item.task, item.trajectory, item.repeat
+        servers = (
+            judge_tool_servers(
+                root=item.state.root,
+                db_url=item.state.db_url,
+                trajectory_file=item.state.trajectory_file,
+            )
+            if self.agentic
+            else []
+        )
         prompt = self.prompt(task, trajectory)
-        key = self.cache_key(run, prompt, state_id, repeat)
+        key = self.key(item)
         toolsets = (
             [MCPToolset(StdioTransport(cmd, args)) for cmd, args in servers] if self.agentic else []
         )
@@ -197,6 +186,7 @@ class VerdictJudge:
         answer: VerdictAnswer | None = None
         error: str | None = None
         reask = False
+        retryable = False
         raw = ""
         tools_used: list[str] = []
         with current_ledger() as ledger, cache_salt(f"aj-repeat={repeat}" if repeat else ""):
@@ -213,8 +203,9 @@ class VerdictJudge:
                     raw = raw_output(messages)
                     error = f"{type(exc).__name__}: {exc}"
                     reask = True
-                except ModelAPIError as exc:
+                except (ModelAPIError, OSError, TimeoutError) as exc:
                     error = f"{type(exc).__name__}: {exc}"
+                    retryable = is_transport_error(exc)
             if answer is None and reask:
                 # one more chance, without tools, with what was gathered
                 gathered = _gathered(messages)
@@ -231,26 +222,29 @@ class VerdictJudge:
                             f"{fence('tool_results', gathered)}\n\n{_LAST_CHANCE}"
                         )
                         answer, error = result.output, None
-                    except (UnexpectedModelBehavior, ModelAPIError) as exc:
+                    except (UnexpectedModelBehavior, ModelAPIError, OSError, TimeoutError) as exc:
                         raw = raw_output(retry_messages) or raw
                         error = f"{error}; re-asked without tools: {type(exc).__name__}: {exc}"
+                        retryable = is_transport_error(exc)
         verdict_id = f"verdict-{uuid.uuid4().hex}"
         common = dict(
             id=verdict_id,
             run_id=run.id,
-            judge=self.identity(),
+            judge=self.identity,
+            state_id=item.state.state_id,
             tool_calls=len(tools_used),
             tools_used=tools_used,
             repeat=repeat,
             usage=ledger.usage(),
             cost_usd=ledger.cost_usd,
             latency_s=time.monotonic() - started,
-            cache_key=key,
+            key=key,
         )
         if answer is None:
             return Verdict(
                 verdict=None,
                 error=error or "no verdict",
+                retryable=retryable,
                 raw_output=raw or None,
                 evidence=[],
                 **common,

@@ -7,8 +7,10 @@ from lhbench.models.runtime import (
     ModelPool,
     ResponseCache,
     build_model,
+    cache_refresh,
     cache_salt,
     current_ledger,
+    is_transport_error,
     request_key,
 )
 from lhbench.models.spec import PROVIDERS, ModelSpec, infer_family, resolve_model
@@ -22,9 +24,11 @@ __all__ = [
     "ModelSpec",
     "ResponseCache",
     "build_model",
+    "cache_refresh",
     "cache_salt",
     "current_ledger",
     "infer_family",
+    "is_transport_error",
     "request_key",
     "resolve_model",
 ]

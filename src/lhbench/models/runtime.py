@@ -7,8 +7,8 @@
   errors, timeouts and undecodable responses (the SDK's own retries are off, so the
   request count is ours);
 - a per-call timeout;
-- a content-addressed response cache (same model, settings, messages and tools -> the
-  stored response, no call);
+- a content-addressed response cache (same model, endpoint, settings, messages and tools
+  -> the stored response, no call), and one call for identical requests in flight at once;
 - a ledger of every call (tokens, cost, latency, attempts, cache hits) that the judge
   reading it sums per grade, per run and per job.
 """
@@ -29,6 +29,7 @@ from typing import Any, Protocol
 
 from pydantic_ai.exceptions import (
     ModelAPIError,
+    ModelContextWindowExceededError,
     ModelQuotaExceededError,
     ModelRequestRejectedError,
 )
@@ -47,8 +48,10 @@ __all__ = [
     "ManagedModel",
     "ModelPool",
     "ResponseCache",
+    "cache_refresh",
     "cache_salt",
     "current_ledger",
+    "is_transport_error",
     "request_key",
 ]
 
@@ -126,6 +129,23 @@ def cache_salt(salt: str) -> Iterator[None]:
         _SALT.reset(token)
 
 
+_REFRESH: contextvars.ContextVar[bool] = contextvars.ContextVar("lhbench_refresh", default=False)
+
+
+@contextlib.contextmanager
+def cache_refresh(refresh: bool = True) -> Iterator[None]:
+    """Ask the model again in this context, ignoring cached answers (and caching the new ones).
+
+    Used when a final result (a judge answer that did not parse) is re-asked on purpose:
+    the cached answer is the one that failed.
+    """
+    token = _REFRESH.set(refresh)
+    try:
+        yield
+    finally:
+        _REFRESH.reset(token)
+
+
 @contextlib.contextmanager
 def current_ledger() -> Iterator[Ledger]:
     """Collect the calls made in this context (and the tasks it starts) into a new Ledger."""
@@ -188,11 +208,16 @@ def request_key(
     settings: ModelSettings | None,
     messages: list[ModelMessage],
     params: ModelRequestParameters,
+    endpoint: str | None = None,
 ) -> str:
-    """Content address of a request: what the model is asked, not when or by which run."""
+    """Content address of a request: what is asked of which server, not when or for which run.
+
+    Two servers behind one model name are different judges: the endpoint is part of the key.
+    """
     doc = {
         "salt": _SALT.get(),
         "model": model,
+        "endpoint": endpoint,
         "settings": {k: v for k, v in sorted((settings or {}).items()) if k not in ("timeout",)},
         "messages": _strip(ModelMessagesTypeAdapter.dump_python(messages, mode="json")),
         "params": _params(params),
@@ -204,6 +229,18 @@ def _retryable(exc: BaseException) -> bool:
     if isinstance(exc, ModelRequestRejectedError | ModelQuotaExceededError):
         return False
     return isinstance(exc, ModelAPIError | asyncio.TimeoutError)
+
+
+def is_transport_error(exc: BaseException) -> bool:
+    """Whether a failed call never got an answer from the model (so asking again may work).
+
+    Timeouts, refused connections, rate limits, server errors, refused or cut-off bodies:
+    everything the model layer raises except an answer that does not fit (which pydantic-ai
+    reports as ``UnexpectedModelBehavior`` and a judge records as a final parse failure).
+    """
+    if isinstance(exc, ModelRequestRejectedError | ModelContextWindowExceededError):
+        return False  # the request itself is refused: asking the same again cannot help
+    return isinstance(exc, ModelAPIError | TimeoutError | OSError)
 
 
 class ManagedModel(WrapperModel):
@@ -223,6 +260,9 @@ class ManagedModel(WrapperModel):
         self.semaphore = semaphore
         self.cache = cache
         self._rng = rng or random.Random()
+        # identical requests in flight at once make one call (the cache cannot: it is only
+        # written when the first answer arrives)
+        self._inflight: dict[str, asyncio.Future[ModelResponse]] = {}
 
     @property
     def model_name(self) -> str:
@@ -246,9 +286,15 @@ class ManagedModel(WrapperModel):
         """One request: from the cache, or sent under the limit with retries."""
         settings = self._pinned_settings(model_settings)
         ledger = _LEDGER.get()
-        key = request_key(self.spec.model_string, settings, messages, model_request_parameters)
-        if self.cache is not None:
-            doc = self.cache.get_cached_response(key)
+        key = request_key(
+            self.spec.model_string,
+            settings,
+            messages,
+            model_request_parameters,
+            endpoint=self.spec.base_url,
+        )
+        if self.cache is not None and not _REFRESH.get():
+            doc = await asyncio.to_thread(self.cache.get_cached_response, key)
             if doc is not None:
                 response = ModelMessagesTypeAdapter.validate_python([doc])[0]
                 assert isinstance(response, ModelResponse)
@@ -257,6 +303,39 @@ class ManagedModel(WrapperModel):
                         CallRecord(self.model_name, 0, 0, None, 0.0, 0, cached=True)
                     )
                 return response
+        pending = self._inflight.get(key)
+        if pending is not None:
+            response = await asyncio.shield(pending)
+            if ledger is not None:
+                ledger.calls.append(CallRecord(self.model_name, 0, 0, None, 0.0, 0, cached=True))
+            return response
+        future: asyncio.Future[ModelResponse] = asyncio.get_running_loop().create_future()
+        # a failure nobody else waited for must not be reported as never retrieved
+        future.add_done_callback(lambda f: f.cancelled() or f.exception())
+        self._inflight[key] = future
+        try:
+            response = await self._call(key, messages, settings, model_request_parameters, ledger)
+        except asyncio.CancelledError:
+            future.cancel()
+            raise
+        except BaseException as exc:
+            future.set_exception(exc)
+            raise
+        else:
+            future.set_result(response)
+            return response
+        finally:
+            del self._inflight[key]
+
+    async def _call(
+        self,
+        key: str,
+        messages: list[ModelMessage],
+        settings: ModelSettings,
+        model_request_parameters: ModelRequestParameters,
+        ledger: Ledger | None,
+    ) -> ModelResponse:
+        """The request sent under the limit with retries, accounted and cached."""
         attempts = 0
         started = time.monotonic()
         while True:
@@ -299,7 +378,7 @@ class ManagedModel(WrapperModel):
             )
         if self.cache is not None:
             doc = ModelMessagesTypeAdapter.dump_python([response], mode="json")[0]
-            self.cache.put_cached_response(key, self.model_name, doc)
+            await asyncio.to_thread(self.cache.put_cached_response, key, self.model_name, doc)
         return response
 
     def _delay(self, attempt: int, exc: BaseException) -> float:

@@ -7,8 +7,19 @@ from pathlib import Path
 
 from lhbench.errors import PackError, Problem
 from lhbench.packs.loader import PACK_FILE
+from lhbench.packs.yamlio import load_yaml
 
-__all__ = ["bundled_pack_dirs", "find_pack_dirs", "resolve_pack_dir"]
+__all__ = ["bundled_pack_dirs", "find_pack_dirs", "read_pack_id", "resolve_pack_dir"]
+
+
+def read_pack_id(pack_dir: Path) -> str | None:
+    """The id in a pack's ``pack.yaml`` without loading the pack (None if unreadable)."""
+    try:
+        data, _ = load_yaml(pack_dir / PACK_FILE)
+    except PackError:
+        return None
+    value = data.get("id") if isinstance(data, dict) else None
+    return value if isinstance(value, str) else None
 
 
 def bundled_pack_dirs() -> list[Path]:

@@ -45,6 +45,7 @@ class PackManifest(Schema):
     environment: EnvironmentKind
     description: str = ""
     mcp_servers: dict[str, McpServerSpec] = Field(default_factory=dict)
+    versions: dict[str, list[str]] = Field(default_factory=dict)
 
 
 def _front_matter(path: Path, problems: list[Problem]) -> dict[str, Any] | None:
@@ -265,5 +266,6 @@ def load_pack(path: Path | str) -> TaskPack:
         rubrics=rubrics,
         skills=skills,
         mcp_servers=manifest.mcp_servers,
+        versions=manifest.versions,
         content_hash=hash_tree(root),
     )

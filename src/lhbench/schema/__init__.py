@@ -13,6 +13,12 @@ from lhbench.schema.grading import (
     PreferenceVote,
     Verdict,
     VerdictValue,
+    VoteStatus,
+    grade_key,
+    judge_labels,
+    label_key,
+    verdict_key,
+    vote_key,
 )
 from lhbench.schema.pack import (
     ComplexityTags,
@@ -74,6 +80,12 @@ __all__ = [
     "Verdict",
     "VerdictValue",
     "VersionLabel",
+    "VoteStatus",
     "export_json_schemas",
+    "grade_key",
+    "judge_labels",
+    "label_key",
     "utcnow",
+    "verdict_key",
+    "vote_key",
 ]

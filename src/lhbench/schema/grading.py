@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
+from collections.abc import Iterable
 from enum import StrEnum
 from typing import Any, Literal
 
@@ -20,7 +23,43 @@ __all__ = [
     "PreferenceVote",
     "Verdict",
     "VerdictValue",
+    "VoteStatus",
+    "grade_key",
+    "judge_labels",
+    "label_key",
+    "verdict_key",
+    "vote_key",
 ]
+
+
+def _digest(doc: object) -> str:
+    return hashlib.sha256(json.dumps(doc, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def grade_key(run_id: str, judge_key: str, rubric_hash: str, tier: str, repeat: int) -> str:
+    """A grade's identity: one run, one judge config, one rubric content, one tier, one repeat.
+
+    Two runs never share a grade, even when their evidence is identical (the model
+    response cache, keyed by the request, is what saves the second call).
+    """
+    return _digest(["grade", run_id, judge_key, rubric_hash, str(tier), repeat])
+
+
+def vote_key(
+    judge_key: str, rubric_hash: str, tier: str, run_a: str, run_b: str, repeat: int = 0
+) -> str:
+    """A pairwise judge's vote identity: judge config, rubric content, tier, ordered pair."""
+    return _digest(["vote", judge_key, rubric_hash, str(tier), run_a, run_b, repeat])
+
+
+def verdict_key(run_id: str, judge_key: str, state_id: str, repeat: int) -> str:
+    """A verdict's identity: the run, the judge config, the replayed state, the repeat."""
+    return _digest(["verdict", run_id, judge_key, state_id, repeat])
+
+
+def label_key(run_id: str, source: str, check_hash: str) -> str:
+    """A check's label identity: the run, the check, and the check's content."""
+    return _digest(["label", run_id, source, check_hash])
 
 
 class JudgeKind(StrEnum):
@@ -39,8 +78,42 @@ class JudgeIdentity(Schema):
     kind: JudgeKind
     model: str = Field(min_length=1, description="Model string, check name, or annotator.")
     family: str | None = Field(default=None, description="Model family (anthropic, openai, …).")
+    endpoint: str | None = Field(
+        default=None, description="Base URL of the server asked (None: the provider's own)."
+    )
     prompt_version: str | None = None
     settings: dict[str, Any] = Field(default_factory=dict, description="temperature, seed, …")
+
+    @property
+    def key(self) -> str:
+        """Hash of everything that can change this judge's answers.
+
+        Model, endpoint, kind, prompt version and settings; not the family, which is a
+        label. A changed setting makes the judge's earlier grades stale.
+        """
+        return _digest(
+            [self.kind.value, self.model, self.endpoint, self.prompt_version, self.settings]
+        )
+
+    @property
+    def label(self) -> str:
+        """How reports name the judge: the model string, with the server when not the default."""
+        if not self.endpoint:
+            return self.model
+        host = self.endpoint.split("://", 1)[-1].split("/", 1)[0]
+        return f"{self.model}@{host}"
+
+
+def judge_labels(identities: Iterable[JudgeIdentity]) -> dict[str, str]:
+    """Judge config hash -> the name reports show: the label, and more when two share it."""
+    by_label: dict[str, list[str]] = {}
+    for ident in {i.key: i for i in identities}.values():
+        by_label.setdefault(ident.label, []).append(ident.key)
+    out = {}
+    for label, keys in by_label.items():
+        for key in keys:
+            out[key] = label if len(keys) == 1 else f"{label} [{key[:6]}]"
+    return out
 
 
 class DimensionScore(Schema):
@@ -75,19 +148,23 @@ class GradeStatus(StrEnum):
 
 
 class Grade(Schema):
-    """One judge × one run × one rubric tier (at one rubric version).
+    """One judge × one run × one rubric tier, at one rubric content.
 
-    ``cache_key`` = hash(judge config, rubric version, inputs): writing the same key twice
-    is a no-op, so re-grading is free and a crashed job resumes without duplicates.
+    ``key`` = :func:`grade_key` (run, judge config, rubric content hash, tier, repeat) is
+    its identity: a job skips keys stored with a final result. A failed grade is final
+    when the model answered (a parse failure) and ``retryable`` when it did not (timeout,
+    refused connection, 429, 5xx, cut-off body): the next run of the job asks again.
     """
 
     id: str = Field(min_length=1)
     run_id: str
     rubric_id: str
     rubric_version: str
+    rubric_hash: str = Field(default="", description="Content hash of the rubric graded with.")
     tier: TierKind
     judge: JudgeIdentity
     status: GradeStatus = GradeStatus.OK
+    retryable: bool = Field(default=False, description="A transport failure: ask again.")
     scores: list[DimensionScore] = Field(default_factory=list)
     tier_score: float | None = None
     repeat: NonNegativeInt = 0
@@ -96,11 +173,23 @@ class Grade(Schema):
     usage: Usage = Field(default_factory=Usage)
     cost_usd: NonNegativeFloat | None = None
     latency_s: NonNegativeFloat | None = None
-    cache_key: str = Field(min_length=8)
+    key: str = Field(min_length=8)
     created_at: AwareDatetime = Field(default_factory=utcnow)
+
+    @property
+    def judge_key(self) -> str:
+        """The judge config's hash (see :attr:`JudgeIdentity.key`)."""
+        return self.judge.key
+
+    @property
+    def final(self) -> bool:
+        """Whether a job should keep this grade rather than ask again."""
+        return not self.retryable
 
     @model_validator(mode="after")
     def _status_consistent(self) -> Grade:
+        if self.retryable and self.status != GradeStatus.ERROR:
+            raise ValueError("only an error grade can be retryable")
         if self.status == GradeStatus.OK:
             if not self.scores:
                 raise ValueError("an ok grade needs dimension scores")
@@ -125,12 +214,14 @@ class Verdict(Schema):
     """A binary judgement of whether a run completed its task, with the evidence gathered.
 
     ``verdict`` is None only when the judge produced no parseable verdict; then ``error``
-    says why. It is never defaulted to PASS or FAIL.
+    says why, and ``retryable`` whether the judge never answered (transport) rather than
+    answered badly. It is never defaulted to PASS or FAIL.
     """
 
     id: str = Field(min_length=1)
     run_id: str
     judge: JudgeIdentity
+    state_id: str = Field(default="", description="Hash of the replayed final state judged.")
     verdict: VerdictValue | None
     evidence: list[str] = Field(default_factory=list)
     confidence: float | None = Field(default=None, ge=0, le=1)
@@ -140,24 +231,32 @@ class Verdict(Schema):
     failure_mode: str | None = Field(default=None, description="Tag for a wrong verdict.")
     raw_output: str | None = None
     error: str | None = None
+    retryable: bool = False
     usage: Usage = Field(default_factory=Usage)
     cost_usd: NonNegativeFloat | None = None
     latency_s: NonNegativeFloat | None = None
-    cache_key: str = Field(min_length=8)
+    key: str = Field(min_length=8)
     created_at: AwareDatetime = Field(default_factory=utcnow)
 
     @model_validator(mode="after")
     def _error_when_missing(self) -> Verdict:
         if self.verdict is None and not self.error:
             raise ValueError("a verdict without a value must say why in 'error'")
+        if self.retryable and self.verdict is not None:
+            raise ValueError("a verdict with a value is not retryable")
         return self
+
+
+VoteStatus = Literal["ok", "parse_error", "error"]
 
 
 class PreferenceVote(Schema):
     """A pairwise preference between two runs of the same task.
 
     ``left`` records which run was shown on the left, so position bias can be tested.
-    ``quality`` rates the preferred output (1–5); for a tie it rates both.
+    ``quality`` rates the preferred output (1–5); for a tie it rates both. A pairwise
+    judge that failed leaves a vote with ``status`` ≠ ok, no winner, and the reason in
+    ``error`` (``retryable`` when the model never answered): failures are kept, not lost.
     """
 
     id: str = Field(min_length=1)
@@ -166,24 +265,48 @@ class PreferenceVote(Schema):
     run_a: str
     run_b: str
     left: Literal["a", "b"]
-    winner: Literal["a", "b", "tie"]
+    winner: Literal["a", "b", "tie"] | None
     quality: int | None = Field(default=None, ge=1, le=5)
     annotator: str = Field(min_length=1)
     rater_kind: JudgeKind = JudgeKind.HUMAN
+    status: VoteStatus = "ok"
+    error: str | None = None
+    retryable: bool = False
+    rubric_id: str | None = None
+    rubric_hash: str | None = None
+    tier: TierKind | None = None
+    judge_key: str | None = Field(default=None, description="The pairwise judge's config hash.")
     created_at: AwareDatetime = Field(default_factory=utcnow)
 
     @model_validator(mode="after")
     def _distinct_runs(self) -> PreferenceVote:
         if self.run_a == self.run_b:
             raise ValueError("a preference vote compares two different runs")
+        if (self.status == "ok") != (self.winner is not None):
+            raise ValueError("an ok vote names a winner; a failed one names none")
+        if self.status != "ok" and not self.error:
+            raise ValueError("a failed vote must say why in 'error'")
         return self
 
 
 class Label(Schema):
-    """The ground-truth outcome of a run (from a verify script on the replayed state)."""
+    """The ground-truth outcome of a run, from a check on its final state (or a person).
+
+    ``passed`` is None when the check could not decide (it crashed, timed out, or answered
+    in a shape it should not); ``error`` then says why. ``check_hash`` is the content of
+    the check that gave it: after the check changes, the label is stale and re-checked.
+    """
 
     run_id: str
-    passed: bool
-    source: str = Field(min_length=1, description="'verify:<script>' or 'human:<name>'.")
+    passed: bool | None
+    source: str = Field(min_length=1, description="'verify:<task>/<script>' or 'human:<name>'.")
     detail: str = ""
+    error: str | None = None
+    check_hash: str = ""
     created_at: AwareDatetime = Field(default_factory=utcnow)
+
+    @model_validator(mode="after")
+    def _error_when_undecided(self) -> Label:
+        if self.passed is None and not self.error:
+            raise ValueError("a label without an outcome must say why in 'error'")
+        return self

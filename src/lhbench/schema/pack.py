@@ -157,6 +157,11 @@ class TaskPack(Schema):
     mcp_servers: dict[str, McpServerSpec] = Field(
         default_factory=dict, description="MCP servers by name (pack.yaml mcp_servers)."
     )
+    versions: dict[str, list[str]] = Field(
+        default_factory=dict,
+        description="Ablation keys a run of this pack may carry, with their allowed values "
+        "(besides 'skill', whose values are the skills' versions/ files, 'default' and 'none').",
+    )
     content_hash: str = Field(default="", description="Hash of every file in the pack.")
 
     def task(self, task_id: str) -> Task:

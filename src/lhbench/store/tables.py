@@ -87,6 +87,8 @@ class PackRow(Base):
     environment: Mapped[str] = mapped_column(String(50))
     document: Mapped[dict[str, Any]] = mapped_column(JsonDoc)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    # last time a command loaded this content from disk: the newest is the pack's current one
+    seen_at: Mapped[datetime] = mapped_column(UTCDateTime)
 
 
 class TaskRow(Base):
@@ -180,35 +182,46 @@ class ArtifactRow(Base):
 
 
 class GradeRow(Base):
-    """One grade; unique on cache_key so the same grade is written once."""
+    """One grade, unique on its identity ``key``.
+
+    The key is (run, judge config, rubric content, tier, repeat): the same grade is stored
+    once, and a retried one replaces its failure.
+    """
 
     __tablename__ = "grades"
     id: Mapped[str] = mapped_column(String(200), primary_key=True)
-    cache_key: Mapped[str] = mapped_column(String(128), unique=True)
+    key: Mapped[str] = mapped_column(String(128), unique=True)
     run_id: Mapped[str] = mapped_column(String(200), index=True)
     rubric_id: Mapped[str] = mapped_column(String(200))
     rubric_version: Mapped[str] = mapped_column(String(100))
+    rubric_hash: Mapped[str] = mapped_column(String(64))
     tier: Mapped[str] = mapped_column(String(20))
     judge_kind: Mapped[str] = mapped_column(String(20))
     judge_model: Mapped[str] = mapped_column(String(200))
     judge_family: Mapped[str | None] = mapped_column(String(100))
+    judge_key: Mapped[str] = mapped_column(String(64), index=True)
     status: Mapped[str] = mapped_column(String(20))
+    retryable: Mapped[bool] = mapped_column(Boolean)
     tier_score: Mapped[float | None] = mapped_column(Float)
     repeat: Mapped[int] = mapped_column(Integer)
     document: Mapped[dict[str, Any]] = mapped_column(JsonDoc)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime)
 
+    __table_args__ = (Index("ix_grades_rubric_tier", "rubric_id", "tier"),)
+
 
 class VerdictRow(Base):
-    """One binary verdict; unique on cache_key."""
+    """One binary verdict; unique on its identity ``key`` (run, judge config, state, repeat)."""
 
     __tablename__ = "verdicts"
     id: Mapped[str] = mapped_column(String(200), primary_key=True)
-    cache_key: Mapped[str] = mapped_column(String(128), unique=True)
+    key: Mapped[str] = mapped_column(String(128), unique=True)
     run_id: Mapped[str] = mapped_column(String(200), index=True)
     judge_kind: Mapped[str] = mapped_column(String(20))
     judge_model: Mapped[str] = mapped_column(String(200))
+    judge_key: Mapped[str] = mapped_column(String(64), index=True)
     verdict: Mapped[str | None] = mapped_column(String(4))
+    retryable: Mapped[bool] = mapped_column(Boolean)
     repeat: Mapped[int] = mapped_column(Integer)
     document: Mapped[dict[str, Any]] = mapped_column(JsonDoc)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime)
@@ -224,10 +237,17 @@ class VoteRow(Base):
     run_a: Mapped[str] = mapped_column(String(200), index=True)
     run_b: Mapped[str] = mapped_column(String(200), index=True)
     left: Mapped[str] = mapped_column(String(1))
-    winner: Mapped[str] = mapped_column(String(3))
+    winner: Mapped[str | None] = mapped_column(String(3))
     quality: Mapped[int | None] = mapped_column(Integer)
     annotator: Mapped[str] = mapped_column(String(200))
     rater_kind: Mapped[str] = mapped_column(String(20), index=True)
+    status: Mapped[str] = mapped_column(String(20))
+    error: Mapped[str | None] = mapped_column(Text)
+    retryable: Mapped[bool] = mapped_column(Boolean)
+    rubric_id: Mapped[str | None] = mapped_column(String(200))
+    rubric_hash: Mapped[str | None] = mapped_column(String(64))
+    tier: Mapped[str | None] = mapped_column(String(20))
+    judge_key: Mapped[str | None] = mapped_column(String(64))
     created_at: Mapped[datetime] = mapped_column(UTCDateTime)
 
 
@@ -237,8 +257,10 @@ class LabelRow(Base):
     __tablename__ = "labels"
     run_id: Mapped[str] = mapped_column(String(200), primary_key=True)
     source: Mapped[str] = mapped_column(String(200), primary_key=True)
-    passed: Mapped[bool] = mapped_column(Boolean)
+    passed: Mapped[bool | None] = mapped_column(Boolean)
     detail: Mapped[str] = mapped_column(Text)
+    error: Mapped[str | None] = mapped_column(Text)
+    check_hash: Mapped[str] = mapped_column(String(64))
     created_at: Mapped[datetime] = mapped_column(UTCDateTime)
 
 

@@ -4,11 +4,15 @@ Used by tests, ``bench/`` scripts and users dry-running a judge configuration of
 """
 
 from lhbench.testing.scripts import (
+    auto_script,
     dimension_ids,
+    hashed_scale_scores,
     hashed_scores,
     manifest_planner_script,
+    pairwise_judge_script,
     rubric_judge_script,
     run_mark,
+    stub_agent_script,
     verdict_judge_script,
 )
 from lhbench.testing.server import ThreadedServer
@@ -30,11 +34,15 @@ __all__ = [
     "StubRequest",
     "StubScript",
     "ThreadedServer",
+    "auto_script",
     "dimension_ids",
+    "hashed_scale_scores",
     "hashed_scores",
     "load_script",
     "manifest_planner_script",
+    "pairwise_judge_script",
     "rubric_judge_script",
     "run_mark",
+    "stub_agent_script",
     "verdict_judge_script",
 ]

@@ -18,8 +18,9 @@ def main() -> None:
     ap = argparse.ArgumentParser(prog="python -m lhbench.testing", description=__doc__)
     ap.add_argument(
         "--script",
-        default="lhbench.testing.scripts:rubric_judge_script",
-        help="module:attribute of a script (a class or factory is called once)",
+        default="lhbench.testing.scripts:auto_script",
+        help="module:attribute of a script (a class or factory is called once); the default "
+        "answers every lhbench request in its expected shape",
     )
     ap.add_argument("--latency", type=float, default=0.0)
     ap.add_argument("--fault-rate", type=float, default=0.0)

@@ -1,34 +1,48 @@
-"""Run a judge tool server over stdio: ``python -m lhbench.tools fs|sql|trajectory ARG``."""
+"""Run a tool server over stdio.
+
+``python -m lhbench.tools state [--root DIR] [--db URL] [--trajectory FILE]`` (the judge's
+tools over one final state), or one kind alone: ``fs ROOT``, ``sql URL``, ``trajectory FILE``.
+"""
 
 from __future__ import annotations
 
+import argparse
 import sys
 from pathlib import Path
 
 
 def main() -> None:
     """Start the named server on stdio."""
-    if len(sys.argv) != 3 or sys.argv[1] not in ("fs", "sql", "trajectory"):
-        print(
-            "usage: python -m lhbench.tools fs ROOT | sql URL | trajectory FILE.json",
-            file=sys.stderr,
-        )
-        sys.exit(2)
-    kind, arg = sys.argv[1], sys.argv[2]
-    if kind == "fs":
+    ap = argparse.ArgumentParser(prog="python -m lhbench.tools")
+    sub = ap.add_subparsers(dest="kind", required=True)
+    state = sub.add_parser("state", help="files or database, and trajectory, in one server")
+    state.add_argument("--root", type=Path)
+    state.add_argument("--db")
+    state.add_argument("--trajectory", type=Path)
+    for kind, meta in (("fs", "ROOT"), ("sql", "URL"), ("trajectory", "FILE")):
+        sub.add_parser(kind).add_argument("target", metavar=meta)
+    args = ap.parse_args()
+    if args.kind == "state":
+        from lhbench.tools.state_server import build_state_server
+
+        if args.root is None and args.db is None and args.trajectory is None:
+            ap.error("state: give at least one of --root, --db, --trajectory")
+        server = build_state_server(root=args.root, db_url=args.db, trajectory=args.trajectory)
+    elif args.kind == "fs":
         from lhbench.tools.fs_server import build_fs_server
 
-        server = build_fs_server(Path(arg))
-    elif kind == "sql":
+        server = build_fs_server(Path(args.target))
+    elif args.kind == "sql":
         from lhbench.tools.sql_server import build_sql_server
 
-        server = build_sql_server(arg)
+        server = build_sql_server(args.target)
     else:
         from lhbench.tools.trajectory_server import build_trajectory_server
 
-        server = build_trajectory_server(Path(arg))
+        server = build_trajectory_server(Path(args.target))
     server.run()
 
 
 if __name__ == "__main__":
     main()
+    sys.exit(0)

@@ -35,10 +35,10 @@ def _resolve(root: Path, path: str, *, must_exist: bool = True) -> Path:
         raise ToolRefused(str(exc)) from None
 
 
-def build_fs_server(root: Path) -> MCPServer:
-    """An MCP server exposing read-only views of ``root``."""
+def build_fs_server(root: Path, server: MCPServer | None = None) -> MCPServer:
+    """An MCP server exposing read-only views of ``root`` (or those tools added to ``server``)."""
     root = root.resolve()
-    server = MCPServer(
+    server = server or MCPServer(
         "lhbench-fs", instructions=f"Read-only view of the environment at {root.name}/"
     )
 

@@ -94,10 +94,13 @@ class ReadOnlyDatabase:
         self._conn.close()
 
 
-def build_sql_server(url: str) -> MCPServer:
-    """An MCP server with read-only access to the database at ``url``."""
+def build_sql_server(url: str, server: MCPServer | None = None) -> MCPServer:
+    """An MCP server with read-only access to the database at ``url``.
+
+    With ``server``, the tools are added to that server instead.
+    """
     db = ReadOnlyDatabase(url)
-    server = MCPServer(
+    server = server or MCPServer(
         "lhbench-sql", instructions="Read-only SQL access to the environment's database."
     )
 

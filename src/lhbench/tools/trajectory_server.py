@@ -13,10 +13,10 @@ from lhbench.schema import Trajectory
 __all__ = ["build_trajectory_server"]
 
 
-def build_trajectory_server(path: Path) -> MCPServer:
+def build_trajectory_server(path: Path, server: MCPServer | None = None) -> MCPServer:
     """An MCP server serving ``view_trajectory_step`` for the trajectory stored at ``path``."""
     trajectory = Trajectory.model_validate_json(path.read_text(encoding="utf-8"))
-    server = MCPServer("lhbench-trajectory", instructions="The trajectory under review.")
+    server = server or MCPServer("lhbench-trajectory", instructions="The trajectory under review.")
 
     @server.tool()
     def view_trajectory_step(i: int) -> str:

@@ -12,14 +12,17 @@ from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 from starlette.middleware.sessions import SessionMiddleware
 
-from lhbench.analysis.arena import arena_section
-from lhbench.analysis.failures import error_events
-from lhbench.analysis.meta import aj_section
-from lhbench.analysis.scores import panel_scores, tier_keys
-from lhbench.analysis.sections import agreement_section, leaderboard_rows
-from lhbench.analysis.tables import fmt
 from lhbench.errors import LhbenchError
+from lhbench.judges import TierKey, panel_scores, tier_keys
+from lhbench.report import (
+    agreement_section,
+    aj_section,
+    arena_section,
+    fmt,
+    leaderboard_rows,
+)
 from lhbench.schema import GradeStatus, StepKind
+from lhbench.stats import error_events
 from lhbench.store import Store
 from lhbench.web.arena import (
     artifact_token,
@@ -161,10 +164,10 @@ def create_app(store: Store, *, secret: str | None = None, https_only: bool = Fa
     @app.get("/judges", response_class=HTMLResponse)
     def judges_page(request: Request) -> HTMLResponse:
         def compute(d: Any) -> Any:
-            from lhbench.analysis.plots import kappa_heatmap_svg
+            from lhbench.report.plots import kappa_heatmap_svg
 
             sec, results = agreement_section(d)
-            svgs = [kappa_heatmap_svg(f"{k[0]} v{k[1]} {k[2]}", a) for k, a in results.items()]
+            svgs = [kappa_heatmap_svg(k.title, a) for k, a in results.items()]
             return sec, svgs, aj_section(d)
 
         sec, svgs, aj = cache.get("judges", compute)
@@ -173,7 +176,7 @@ def create_app(store: Store, *, secret: str | None = None, https_only: bool = Fa
     @app.get("/arena/results", response_class=HTMLResponse)
     def arena_results(request: Request) -> HTMLResponse:
         def compute(d: Any) -> Any:
-            from lhbench.analysis.plots import elo_svg
+            from lhbench.report.plots import elo_svg
 
             sec, elo = arena_section(d, ["harness", "model"])
             return sec, (elo_svg(elo) if elo else None)
@@ -304,8 +307,8 @@ def create_app(store: Store, *, secret: str | None = None, https_only: bool = Fa
     return app
 
 
-def _runs_by_group(data: Any, key: tuple[str, str, str], by: list[str]) -> dict[str, list[str]]:
-    from lhbench.analysis.data import group_label
+def _runs_by_group(data: Any, key: TierKey, by: list[str]) -> dict[str, list[str]]:
+    from lhbench.report import group_label
 
     out: dict[str, list[str]] = {}
     for run_id in panel_scores(data.grades, key):

@@ -14,13 +14,9 @@ import secrets
 from collections import Counter
 from dataclasses import dataclass
 
-from sqlalchemy import select
-from sqlalchemy.orm import Session
-
-from lhbench.judges.pairwise import candidate_pairs
-from lhbench.schema import Artifact, PreferenceVote, utcnow
-from lhbench.store import Store
-from lhbench.store.tables import ComparisonRow
+from lhbench.judges import candidate_pairs
+from lhbench.schema import Artifact, PreferenceVote
+from lhbench.store import ComparisonRecord, Store
 
 __all__ = ["Comparison", "artifact_token", "candidate_pairs", "next_comparison", "record_vote"]
 
@@ -45,13 +41,7 @@ def next_comparison(
     if not pairs:
         return None
     votes = Counter(tuple(sorted((v.run_a, v.run_b))) for v in store.list_votes(rater_kind="human"))
-    with Session(store.engine) as s:
-        mine = s.scalars(
-            select(ComparisonRow).where(
-                ComparisonRow.annotator == annotator, ComparisonRow.voted_at.is_not(None)
-            )
-        ).all()
-        seen = Counter(tuple(sorted((c.run_a, c.run_b))) for c in mine)
+    seen = Counter(tuple(sorted((c.run_a, c.run_b))) for c in store.voted_comparisons(annotator))
     rounds = min(seen.get((a, b), 0) for _, _, a, b in pairs)
     unseen = [p for p in pairs if seen.get((p[2], p[3]), 0) == rounds]
     fewest = min(votes.get((a, b), 0) for _, _, a, b in unseen)
@@ -59,59 +49,42 @@ def next_comparison(
     pack, task, a, b = rng.choice(choices)
     left = rng.choice(["a", "b"])
     token = secrets.token_urlsafe(24)
-    with Session(store.engine) as s, s.begin():
-        s.add(
-            ComparisonRow(
-                token=token,
-                annotator=annotator,
-                pack_id=pack,
-                task_id=task,
-                run_a=a,
-                run_b=b,
-                left=left,
-                created_at=utcnow(),
-                voted_at=None,
-            )
-        )
+    store.add_comparison(
+        token=token, annotator=annotator, pack_id=pack, task_id=task, run_a=a, run_b=b, left=left
+    )
     left_run, right_run = (a, b) if left == "a" else (b, a)
     return Comparison(token, pack, task, left_run, right_run)
 
 
-def get_comparison(store: Store, token: str, annotator: str) -> ComparisonRow | None:
+def get_comparison(store: Store, token: str, annotator: str) -> ComparisonRecord | None:
     """The comparison behind a token, if it is this annotator's."""
-    with Session(store.engine) as s:
-        row = s.get(ComparisonRow, token)
-        if row is None or row.annotator != annotator:
-            return None
-        s.expunge(row)
-        return row
+    row = store.get_comparison(token)
+    return row if row is not None and row.annotator == annotator else None
 
 
 def record_vote(
     store: Store, token: str, annotator: str, choice: str, quality: int | None
 ) -> PreferenceVote | None:
     """Store the vote for a comparison (once); ``choice`` is left, right or tie."""
-    with Session(store.engine) as s, s.begin():
-        row = s.get(ComparisonRow, token)
-        if row is None or row.annotator != annotator or row.voted_at is not None:
-            return None
-        if choice == "tie":
-            winner = "tie"
-        else:
-            shown_left_is_a = row.left == "a"
-            winner = "a" if (choice == "left") == shown_left_is_a else "b"
-        vote = PreferenceVote(
-            id=f"vote-{hashlib.sha256(token.encode()).hexdigest()[:24]}",
-            pack_id=row.pack_id,
-            task_id=row.task_id,
-            run_a=row.run_a,
-            run_b=row.run_b,
-            left=row.left,
-            winner=winner,
-            quality=quality,
-            annotator=annotator,
-        )
-        row.voted_at = utcnow()
+    row = store.get_comparison(token)
+    if row is None or row.annotator != annotator or not store.mark_voted(token, annotator):
+        return None
+    if choice == "tie":
+        winner = "tie"
+    else:
+        shown_left_is_a = row.left == "a"
+        winner = "a" if (choice == "left") == shown_left_is_a else "b"
+    vote = PreferenceVote(
+        id=f"vote-{hashlib.sha256(token.encode()).hexdigest()[:24]}",
+        pack_id=row.pack_id,
+        task_id=row.task_id,
+        run_a=row.run_a,
+        run_b=row.run_b,
+        left=row.left,
+        winner=winner,
+        quality=quality,
+        annotator=annotator,
+    )
     store.save_vote(vote)
     return vote
 

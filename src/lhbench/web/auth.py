@@ -7,12 +7,8 @@ import hashlib
 import hmac
 import secrets
 
-from sqlalchemy.orm import Session
-
 from lhbench.errors import LhbenchError
-from lhbench.schema import utcnow
-from lhbench.store import Store
-from lhbench.store.tables import UserRow
+from lhbench.store import Store, UserRecord
 
 __all__ = [
     "add_user",
@@ -46,35 +42,23 @@ def check_password(password: str, stored: str) -> bool:
     return hmac.compare_digest(got, base64.b64decode(digest))
 
 
-def add_user(store: Store, name: str, password: str, *, admin: bool = False) -> None:
-    """Create (or reset the password of) an annotator."""
+def add_user(store: Store, name: str, password: str, *, admin: bool = False) -> bool:
+    """Create (or reset the password and role of) an annotator; True when new."""
     if not name.strip() or len(password) < 8:
         raise LhbenchError("a user needs a name and a password of at least 8 characters")
-    with Session(store.engine) as s, s.begin():
-        row = s.get(UserRow, name)
-        if row is None:
-            s.add(
-                UserRow(
-                    name=name,
-                    password_hash=hash_password(password),
-                    is_admin=admin,
-                    created_at=utcnow(),
-                )
-            )
-        else:
-            row.password_hash = hash_password(password)
-            row.is_admin = admin
+    return store.put_user(name, hash_password(password), admin=admin)
 
 
-def verify_user(store: Store, name: str, password: str) -> UserRow | None:
+_DUMMY = hash_password("dummy-password")
+
+
+def verify_user(store: Store, name: str, password: str) -> UserRecord | None:
     """The user, if the password is right."""
-    with Session(store.engine) as s:
-        row = s.get(UserRow, name)
-        if row is None:
-            check_password(password, hash_password("dummy-password"))  # same time either way
-            return None
-        s.expunge(row)
-        return row if check_password(password, row.password_hash) else None
+    row = store.get_user(name)
+    if row is None:
+        check_password(password, _DUMMY)  # same work either way
+        return None
+    return row if check_password(password, row.password_hash) else None
 
 
 def new_csrf_token() -> str:

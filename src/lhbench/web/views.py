@@ -6,7 +6,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from lhbench.analysis import ReportData
+from lhbench.report import ReportData
 from lhbench.store import Store
 
 __all__ = ["StoreCache"]

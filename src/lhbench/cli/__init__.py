@@ -1,0 +1,5 @@
+"""The ``lhbench`` command line (thin over ``lhbench.jobs`` and ``lhbench.report``)."""
+
+from lhbench.cli.app import app, main
+
+__all__ = ["app", "main"]

@@ -1,0 +1,200 @@
+"""``lhbench aj``: Agent-as-a-Judge runs, scores and reviewer tags."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Annotated, Any
+
+import typer
+
+from lhbench.cli.common import (
+    DbOption,
+    JsonOption,
+    dump_json,
+    new_table,
+    open_store,
+    out,
+    progress_factory,
+    say,
+    settings_for,
+)
+from lhbench.cli.runs import print_summary
+from lhbench.errors import ConfigError, LhbenchError
+from lhbench.schema import EnvironmentKind
+from lhbench.store import Store
+
+__all__ = ["meta_tables", "print_meta_tables", "register"]
+
+aj_app = typer.Typer(help="Agent-as-a-Judge: replay, judge, score.", no_args_is_help=True)
+
+
+def meta_tables(store: Store) -> dict[str, Any]:
+    """The AJ-Bench tables from stored verdicts and labels."""
+    from lhbench.report import ReportData, aj_section
+
+    sec = aj_section(ReportData.from_store(store))
+    return {
+        "empty": sec.empty,
+        "tables": [
+            {"title": t.title, "columns": t.columns, "rows": t.rows, "notes": t.notes}
+            for t in sec.tables
+        ],
+    }
+
+
+def print_meta_tables(result: dict[str, Any]) -> None:
+    """The AJ-Bench tables, as rich tables."""
+    from lhbench.report import fmt
+
+    if result["empty"]:
+        say(result["empty"])
+        return
+    for t in result["tables"]:
+        table = new_table(t["title"], t["columns"])
+        for row in t["rows"]:
+            table.add_row(*[fmt(c) for c in row])
+        out.print(table)
+        for note in t["notes"]:
+            say(note, style="dim")
+
+
+@aj_app.command("run")
+def aj_run(
+    pack: Annotated[
+        str, typer.Argument(help="Pack directory, bundled pack name or pack id.")
+    ] = "aj-ds-mini",
+    judge: Annotated[str, typer.Option(help="agent (with tools) or llm (without).")] = "agent",
+    model: Annotated[
+        str | None, typer.Option(help="Judge model (default: aj_model setting).")
+    ] = None,
+    repeats: Annotated[int, typer.Option(min=1)] = 1,
+    budget: Annotated[int, typer.Option(min=1, help="Tool calls allowed per verdict.")] = 20,
+    concurrency: Annotated[int, typer.Option(min=1)] = 4,
+    postgres_url: Annotated[
+        str | None, typer.Option(help="Replay SQL tasks on PostgreSQL.")
+    ] = None,
+    retry_errors: Annotated[
+        bool, typer.Option("--retry-errors", help="Re-ask verdicts that failed to parse.")
+    ] = False,
+    as_json: JsonOption = False,
+    db: DbOption = None,
+) -> None:
+    """Label a pack's runs with their checks, then judge each one (re-runs skip what is stored).
+
+    The pack's fixture trajectories become runs; every run of the pack (fixtures, `lhbench
+    run`, imports with --pack) is labelled on its final state and judged there.
+    Example: lhbench aj run aj-ds-mini --judge agent --model openai:m@http://127.0.0.1:8000/v1
+    """
+    from lhbench.jobs import judge_states
+
+    if judge not in ("agent", "llm"):
+        raise ConfigError(f"--judge {judge!r}: expected agent or llm")
+    settings = settings_for(db)
+    if not (model or settings.aj_model):
+        raise ConfigError(
+            "no judge model: pass --model or set aj_model in lhbench.toml (LHBENCH_AJ_MODEL)"
+        )
+    with open_store(settings) as store:
+        res = asyncio.run(
+            judge_states(
+                store,
+                settings,
+                pack=pack,
+                judge=judge,
+                model=model,
+                repeats=repeats,
+                budget=budget,
+                concurrency=concurrency,
+                postgres_url=postgres_url,
+                retry_errors=retry_errors,
+                progress=progress_factory(not as_json),
+            )
+        )
+        labels = [lab for lab in store.list_labels() if lab.passed is not None]
+        mine = {r.id for r in store.list_runs(pack_id=res.pack.pack.id)}
+        passed = sum(1 for lab in labels if lab.run_id in mine and lab.passed)
+        labelled = sum(1 for lab in labels if lab.run_id in mine)
+        tables = meta_tables(store)
+    if as_json:
+        dump_json(
+            {
+                "fixtures": res.fixtures.as_dict(),
+                "verify": res.verify.as_dict(),
+                "verdicts": res.verdicts.as_dict() if res.verdicts else None,
+                **tables,
+            }
+        )
+        return
+    say(f"{res.pack.pack.id}: {res.runs} run(s); {labelled} labelled ({passed} pass)")
+    for summary in (res.fixtures, res.verify, res.verdicts):
+        if summary is not None:
+            print_summary(summary)
+    print_meta_tables(tables)
+
+
+def _failure_modes(store: Store) -> dict[str, int]:
+    from lhbench.jobs import auto_failure_mode
+
+    labels = {lab.run_id: lab.passed for lab in store.list_labels() if lab.passed is not None}
+    kinds: dict[str, EnvironmentKind] = {}
+    counts: dict[str, int] = {}
+    for v in store.list_verdicts(judge_kind="agent"):
+        if v.run_id not in labels:
+            continue
+        if v.run_id not in kinds:
+            run = store.get_run(v.run_id)
+            task = store.get_task(run.pack_hash, run.task_id)
+            kinds[v.run_id] = (
+                task.environment.kind
+                if task and task.environment.kind
+                else EnvironmentKind.FILESYSTEM
+            )
+        mode = auto_failure_mode(v, bool(labels[v.run_id]), kinds[v.run_id])
+        if mode:
+            counts[mode] = counts.get(mode, 0) + 1
+    return counts
+
+
+@aj_app.command("score")
+def aj_score(as_json: JsonOption = False, db: DbOption = None) -> None:
+    """F1, precision, recall, FPR, FNR per subdomain from stored verdicts and labels.
+
+    Example: lhbench aj score --json
+    """
+    with open_store(settings_for(db), create=False) as store:
+        result = meta_tables(store)
+        modes = _failure_modes(store)
+    if as_json:
+        dump_json({**result, "failure_modes": modes})
+        return
+    print_meta_tables(result)
+    if modes:
+        say(
+            "failure modes of wrong agent verdicts: "
+            + ", ".join(f"({k}) {v}" for k, v in sorted(modes.items()))
+        )
+
+
+@aj_app.command("tag")
+def aj_tag(
+    verdict_id: Annotated[str, typer.Argument(help="The verdict to tag.")],
+    mode: Annotated[
+        str, typer.Argument(help="a, b, c (misread tool output) or d (wrong reasoning).")
+    ],
+    db: DbOption = None,
+) -> None:
+    """Record a reviewer's failure-mode tag on a wrong verdict.
+
+    Example: lhbench aj tag verdict-3f2a… c
+    """
+    if mode not in ("a", "b", "c", "d"):
+        raise ConfigError(f"mode {mode!r}: expected a, b, c or d")
+    with open_store(settings_for(db), create=False) as store:
+        if not store.set_verdict_failure_mode(verdict_id, mode):
+            raise LhbenchError(f"no verdict {verdict_id!r} in the store")
+    say(f"tagged {verdict_id}: ({mode})")
+
+
+def register(app: typer.Typer) -> None:
+    """Add the aj group."""
+    app.add_typer(aj_app, name="aj")

@@ -1,0 +1,43 @@
+"""The ``lhbench`` command line: one Typer app, a module per command group."""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+
+from lhbench import __version__
+from lhbench.cli import aj, db, demo, imports, judge, packs, report, runs, users, verify, web
+from lhbench.cli.common import err, say
+from lhbench.errors import LhbenchError
+
+__all__ = ["app", "main"]
+
+app = typer.Typer(
+    name="lhbench",
+    help="Evaluate long-horizon agents: packs, runs, judges, reports.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+)
+
+for module in (demo, packs, db, runs, judge, imports, verify, report, aj, users, web):
+    module.register(app)
+
+
+@app.command()
+def version() -> None:
+    """Print the lhbench version.
+
+    Example: lhbench version
+    """
+    say(__version__)
+
+
+def main() -> None:
+    """Console entry point: user mistakes print as short lines and exit 2, no traceback."""
+    try:
+        app()
+    except LhbenchError as exc:
+        for line in exc.lines():
+            err.print(f"error: {line}", markup=False, style="red", highlight=False, soft_wrap=True)
+        sys.exit(exc.exit_code)

@@ -1,0 +1,137 @@
+"""What every command shares: consoles, options, settings, the store, JSON, progress.
+
+Commands are thin: parse flags, call one function in ``lhbench.jobs`` or
+``lhbench.report``, print. User data (run ids, model names, messages) is printed with
+markup off, so a ``[models]`` or a regex in it is shown as written.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from lhbench.config import Settings, load_settings
+from lhbench.errors import ConfigError, StoreError
+from lhbench.store import Store
+
+__all__ = [
+    "DbOption",
+    "JsonOption",
+    "dump_json",
+    "err",
+    "new_table",
+    "open_store",
+    "out",
+    "parse_versions",
+    "progress_factory",
+    "say",
+    "settings_for",
+    "warn",
+]
+
+# Full values when piped (CI logs, files): no 80-column wrap, no cut cells.
+_PIPED = not os.isatty(1)
+out = Console(highlight=False, width=10_000 if _PIPED else None, soft_wrap=_PIPED)
+err = Console(stderr=True, highlight=False)
+
+DbOption = Annotated[
+    str | None, typer.Option("--db", help="Store URL (default: LHBENCH_DB_URL or .lhbench/).")
+]
+JsonOption = Annotated[bool, typer.Option("--json", help="Machine-readable output.")]
+
+
+def say(text: str, *, style: str | None = None, to_err: bool = False) -> None:
+    """Print a message as written (no markup), optionally in one style."""
+    (err if to_err else out).print(text, markup=False, style=style, soft_wrap=True)
+
+
+def warn(text: str) -> None:
+    """A warning on stderr."""
+    err.print(text, markup=False, style="yellow", soft_wrap=True)
+
+
+def settings_for(db: str | None = None) -> Settings:
+    """Settings, with ``--db`` given precedence."""
+    return load_settings(db_url=db) if db else load_settings()
+
+
+def _sqlite_path(url: str) -> Path | None:
+    if not url.startswith("sqlite:///"):
+        return None
+    path = url.removeprefix("sqlite:///")
+    return None if path in ("", ":memory:") else Path(path)
+
+
+def open_store(settings: Settings, *, create: bool = True) -> Store:
+    """The store; reading commands (``create=False``) refuse to create one that is not there.
+
+    Raises:
+        StoreError: ``create`` is False and the SQLite file does not exist.
+    """
+    url = settings.database_url
+    path = _sqlite_path(url)
+    if not create and path is not None and not path.exists():
+        raise StoreError(
+            f"no store at {path}; run `lhbench db upgrade --db {url}` to create one "
+            "(or check --db / LHBENCH_DB_URL / home)"
+        )
+    return Store.open(url)
+
+
+def parse_versions(items: list[str] | None) -> dict[str, str]:
+    """``["skill=v1,prompt=v0", "x=y"]`` -> ``{"skill": "v1", "prompt": "v0", "x": "y"}``."""
+    versions: dict[str, str] = {}
+    for item in items or []:
+        for pair in filter(None, (p.strip() for p in item.split(","))):
+            key, sep, value = pair.partition("=")
+            if not sep or not key.strip() or not value.strip():
+                raise ConfigError(f"--versions: expected key=value, found {pair!r}")
+            versions[key.strip()] = value.strip()
+    return versions
+
+
+def _no_nan(value: Any) -> Any:
+    if isinstance(value, float) and (math.isnan(value) or math.isinf(value)):
+        return None
+    if isinstance(value, dict):
+        return {str(k): _no_nan(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_no_nan(v) for v in value]
+    return value
+
+
+def dump_json(value: Any) -> None:
+    """Print JSON (NaN and infinities as null: JSON has neither)."""
+    typer.echo(json.dumps(_no_nan(value), allow_nan=False, default=str))
+
+
+def new_table(title: str, columns: list[str], *, right: tuple[str, ...] = ()) -> Table:
+    """A results table (full width when piped)."""
+    table = Table(title=title, show_lines=False)
+    for c in columns:
+        table.add_column(
+            c, justify="right" if c in right else "left", overflow="fold", no_wrap=_PIPED
+        )
+    return table
+
+
+@contextmanager
+def _bar(label: str, enabled: bool) -> Iterator[Any]:
+    from lhbench.jobs import RichProgress
+
+    with RichProgress(label, err, enabled=enabled) as bar:
+        yield bar
+
+
+def progress_factory(enabled: bool = True) -> Any:
+    """A ``label -> progress context`` factory for the jobs (drawn on stderr)."""
+    return lambda label: _bar(label, enabled)

@@ -1,0 +1,133 @@
+"""``lhbench import``: existing transcripts into the store as runs."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from lhbench.cli.common import (
+    DbOption,
+    JsonOption,
+    dump_json,
+    err,
+    open_store,
+    parse_versions,
+    progress_factory,
+    say,
+    settings_for,
+)
+from lhbench.cli.runs import print_summary
+
+__all__ = ["register"]
+
+
+def import_(
+    fmt: Annotated[
+        str,
+        typer.Argument(
+            metavar="FORMAT",
+            help="claude-code, codex, gemini-cli, osworld, inspect, jsonl or auto.",
+        ),
+    ],
+    paths: Annotated[list[Path], typer.Argument(help="Files, or directories to import whole.")],
+    pack: Annotated[
+        str | None, typer.Option(help="File the runs under this pack (id, name or directory).")
+    ] = None,
+    task: Annotated[
+        str | None, typer.Option(help="…and this task id (then they are checked).")
+    ] = None,
+    harness: Annotated[
+        str | None, typer.Option(help="Harness name (default: the format's).")
+    ] = None,
+    model: Annotated[
+        str | None, typer.Option(help="Model string (default: from the transcript).")
+    ] = None,
+    versions: Annotated[
+        list[str] | None, typer.Option("--versions", help="Version tags key=value,…")
+    ] = None,
+    strict: Annotated[bool, typer.Option(help="Stop a file at its first unreadable line.")] = False,
+    replace: Annotated[
+        bool,
+        typer.Option(
+            "--replace", help="Remove these files' earlier runs (and their grades) and re-import."
+        ),
+    ] = False,
+    as_json: JsonOption = False,
+    db: DbOption = None,
+) -> None:
+    """Import existing transcripts as runs; re-importing a file is a no-op.
+
+    A file that cannot be read is reported and skipped (exit code 2 at the end).
+
+    With --pack and --task the runs are filed under that task and checked by its verify
+    script on their replayed final state.
+    Example: lhbench import auto ./transcripts --pack my-pack --task t1 --versions skill=v1
+    """
+    from lhbench.jobs import import_transcripts
+
+    settings = settings_for(db)
+    with open_store(settings) as store:
+        res = asyncio.run(
+            import_transcripts(
+                store,
+                settings,
+                paths,
+                fmt=fmt,
+                pack=pack,
+                task=task,
+                harness=harness,
+                model=model,
+                versions=parse_versions(versions),
+                strict=strict,
+                replace=replace,
+                progress=progress_factory(not as_json),
+            )
+        )
+    files = res.files
+    skipped = [str(e) for f in files for e in f.skipped_lines]
+    failed = [f"{f.path}: {f.error}" for f in files if f.error]
+    totals = {
+        "files": len(files) + res.summary.skipped,
+        "runs": sum(len(f.runs) for f in files),
+        "already_imported": res.summary.skipped + sum(f.already for f in files),
+        "incomplete": sum(f.incomplete for f in files),
+        "steps": sum(f.steps for f in files),
+        "failed_files": failed,
+        "skipped_lines": skipped,
+        "run_ids": [r for f in files for r in f.runs],
+        "by_format": {
+            fm: sum(len(f.runs) for f in files if f.format == fm)
+            for fm in sorted({f.format for f in files if f.format})
+        },
+        "verify": res.verify.as_dict() if res.verify else None,
+    }
+    if as_json:
+        dump_json({**res.summary.as_dict(), **totals})
+        if failed:
+            raise typer.Exit(2)
+        return
+    for e in skipped[:20]:
+        err.print(f"skipped {e}", markup=False, style="yellow", soft_wrap=True)
+    if len(skipped) > 20:
+        err.print(f"… and {len(skipped) - 20} more skipped line(s)", markup=False)
+    for f in failed:
+        err.print(f"failed {f}", markup=False, style="red", soft_wrap=True)
+    say(
+        f"imported {totals['runs']} run(s) ({totals['steps']} steps) from {totals['files']} "
+        f"file(s); {totals['already_imported']} already imported; {totals['incomplete']} "
+        f"incomplete; {len(skipped)} line(s) skipped; {len(failed)} "
+        "file(s) failed"
+    )
+    print_summary(res.summary)
+    if res.verify is not None:
+        print_summary(res.verify)
+    if failed:
+        raise typer.Exit(2)  # bad input: the other files were imported, this one was not
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``import``."""
+    app.command("import")(import_)

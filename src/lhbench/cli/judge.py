@@ -1,0 +1,166 @@
+"""``lhbench judge``: grade stored runs with a panel of rubric judges (or pairwise)."""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from typing import Annotated
+
+import typer
+
+from lhbench.cli.common import (
+    DbOption,
+    JsonOption,
+    dump_json,
+    new_table,
+    open_store,
+    out,
+    progress_factory,
+    say,
+    settings_for,
+    warn,
+)
+from lhbench.cli.runs import print_summary
+
+__all__ = ["register"]
+
+
+def judge(
+    pack: Annotated[str, typer.Option(help="Pack id (or directory) whose stored runs are graded.")],
+    tier: Annotated[str, typer.Option(help="process, output or behavior.")] = "process",
+    panel: Annotated[
+        str | None, typer.Option(help="Judge models, comma-separated (aliases or model strings).")
+    ] = None,
+    rubric: Annotated[str | None, typer.Option(help="Rubric id (default: the tasks' own).")] = None,
+    runs: Annotated[str | None, typer.Option(help="Only these run ids, comma-separated.")] = None,
+    repeats: Annotated[
+        int, typer.Option(min=1, help="Grades per run and judge (noise floor).")
+    ] = 1,
+    concurrency: Annotated[int, typer.Option(min=1, help="Grades in flight.")] = 32,
+    no_cache: Annotated[
+        bool, typer.Option("--no-cache", help="Neither read nor write the response cache.")
+    ] = False,
+    retry_errors: Annotated[
+        bool,
+        typer.Option(
+            "--retry-errors", help="Re-ask grades stored as final failures (parse errors)."
+        ),
+    ] = False,
+    pairwise: Annotated[
+        bool, typer.Option("--pairwise", help="Compare runs of a task pairwise instead.")
+    ] = False,
+    as_json: JsonOption = False,
+    db: DbOption = None,
+) -> None:
+    """Grade stored runs with a rubric-judge panel; a restarted job does only what is missing.
+
+    A grade is one (run, judge config, rubric content, tier, repeat). Grades that failed
+    because the model was not reached are asked again on the next run; answers that did not
+    parse are kept as errors unless --retry-errors.
+    Example: lhbench judge --pack lhbench-samples --panel claude,gpt,gemini --repeats 3
+    """
+    from lhbench.jobs import grade_runs, panel_specs
+    from lhbench.judges import noise_floor, panel_scores, tier_keys
+
+    settings = settings_for(db)
+    refs = [r.strip() for r in panel.split(",") if r.strip()] if panel else None
+    panel_specs(refs, settings)  # a missing or malformed panel is reported before anything else
+    with open_store(settings, create=False) as store:
+        res = asyncio.run(
+            grade_runs(
+                store,
+                settings,
+                pack=pack,
+                tier=tier,
+                panel=refs,
+                rubric=rubric,
+                run_ids=[r.strip() for r in runs.split(",") if r.strip()] if runs else None,
+                repeats=repeats,
+                concurrency=concurrency,
+                use_cache=not no_cache,
+                retry_errors=retry_errors,
+                pairwise=pairwise,
+                progress=progress_factory(not as_json),
+            )
+        )
+    families = {j.split(":", 1)[0] for j in res.judges}
+    if len(res.judges) > 1 and len(families) < len(res.judges) and not as_json:
+        warn(f"note: the panel repeats a provider ({', '.join(res.judges)})")
+    head = {
+        "rubric": res.rubric.id,
+        "rubric_version": res.rubric.version,
+        "rubric_hash": res.rubric.content_hash,
+        "tier": tier,
+        **res.summary.as_dict(),
+    }
+    if pairwise:
+        if as_json:
+            dump_json(head)
+        else:
+            print_summary(res.summary)
+            say("`lhbench report` compares pairwise-judge votes with human votes")
+        return
+    scores = {}
+    for key in tier_keys(res.grades):
+        scores.update(panel_scores(res.grades, key))
+    floor = noise_floor(res.grades) if repeats > 1 else {}
+    ok = [g for g in res.grades if g.status.value == "ok"]
+    usage = {
+        "requests": sum(g.usage.requests for g in res.summary.results),
+        "input_tokens": sum(g.usage.input_tokens for g in res.summary.results),
+        "output_tokens": sum(g.usage.output_tokens for g in res.summary.results),
+        "cost_usd": round(sum(g.cost_usd or 0.0 for g in res.summary.results), 6),
+    }
+    rows = []
+    for r in res.runs:
+        sc = scores.get(r.id)
+        mine = [g for g in res.grades if g.run_id == r.id]
+        rows.append(
+            {
+                "run": r.id,
+                "harness": r.harness,
+                "model": r.model,
+                "judges": sc.judge_scores if sc else {},
+                "mean": sc.mean if sc else math.nan,
+                "variance": sc.variance if sc else math.nan,
+                "failed": sum(1 for g in mine if g.status.value != "ok"),
+                "cost_usd": round(sum(g.cost_usd or 0.0 for g in mine), 6),
+                "input_tokens": sum(g.usage.input_tokens for g in mine),
+                "output_tokens": sum(g.usage.output_tokens for g in mine),
+            }
+        )
+    if as_json:
+        dump_json({**head, **usage, "ok_grades": len(ok), "runs": rows, "noise_floor": floor})
+        return
+    table = new_table(
+        f"{res.rubric.id} v{res.rubric.version} · {tier}: panel scores",
+        ["run", "harness / model", *res.judges, "mean", "var", "failed"],
+        right=(*res.judges, "mean", "var", "failed"),
+    )
+    for row in rows:
+        judges = row["judges"]
+        assert isinstance(judges, dict)
+        table.add_row(
+            str(row["run"]),
+            f"{row['harness']} / {row['model']}",
+            *[f"{judges[j]:.2f}" if j in judges else "-" for j in res.judges],
+            "-" if math.isnan(row["mean"]) else f"{row['mean']:.2f}",  # type: ignore[arg-type]
+            "-" if math.isnan(row["variance"]) else f"{row['variance']:.3f}",  # type: ignore[arg-type]
+            str(row["failed"]),
+        )
+    out.print(table)
+    print_summary(res.summary)
+    say(
+        f"{usage['requests']} request(s), {usage['input_tokens']}+{usage['output_tokens']} "
+        "tokens" + (f", ${usage['cost_usd']:.4f}" if usage["cost_usd"] else "")
+    )
+    if floor:
+        say(
+            "noise floor (mean SD of a judge's own repeated scores): "
+            + ", ".join(f"{k} {v:.3f}" for k, v in floor.items())
+        )
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``judge``."""
+    app.command("judge")(judge)

@@ -1,0 +1,121 @@
+"""Final states of runs, for checks and for the agent judge's tools.
+
+A run lhbench ran keeps its workspace: that is its final state. A run known only from its
+trajectory (imported, or a pack's fixture) is replayed into a fresh directory or database:
+its successful file or SQL calls applied to a copy of the task's initial state.
+
+SQL tasks: a run's database is ``database.sqlite`` in its workspace (loaded from the task's
+``environment.database`` dump before the agent starts); a replay builds one from the dump,
+in SQLite or, with a :class:`~lhbench.envs.PostgresDatabases`, in PostgreSQL.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from lhbench.envs import PostgresDatabases, replay_filesystem, replay_sql
+from lhbench.harness.workspace import SQL_STATE_FILE
+from lhbench.jobs.packs import LoadedPack
+from lhbench.judges import StateRef
+from lhbench.schema import EnvironmentKind, Run, Task, Trajectory
+from lhbench.store import Store
+
+__all__ = ["RunState", "StateProvider", "state_id", "task_kind"]
+
+
+def state_id(run: Run, task: Task) -> str:
+    """The identity of a run's final state: the task's content and the run's record.
+
+    Computed without replaying: a run's trajectory is fixed once it ends (a re-import
+    with ``--replace`` removes the run and what was said about it).
+    """
+    doc = [task.content_hash, run.id, run.metadata.get("sha256"), str(run.ended_at)]
+    return hashlib.sha256(json.dumps(doc).encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class RunState:
+    """Where a run's final state is, how it was obtained, and what the replay could not do."""
+
+    ref: StateRef
+    kind: EnvironmentKind
+    replayed: bool
+    skipped: tuple[str, ...] = ()
+
+
+def task_kind(pack: LoadedPack, task: Task) -> EnvironmentKind:
+    """The task's environment kind (its own, or the pack's)."""
+    return task.environment.kind or pack.pack.environment
+
+
+class StateProvider:
+    """Final states of runs of one pack, made once per run and shared by the jobs using them."""
+
+    def __init__(
+        self,
+        store: Store,
+        pack: LoadedPack,
+        workdir: Path,
+        *,
+        postgres: PostgresDatabases | None = None,
+    ) -> None:
+        self.store = store
+        self.pack = pack
+        self.workdir = workdir
+        self.postgres = postgres
+        self._made: dict[str, asyncio.Task[RunState]] = {}
+
+    def task(self, run: Run) -> Task | None:
+        """The run's task in the pack's current content."""
+        try:
+            return self.pack.pack.task(run.task_id)
+        except KeyError:
+            return None
+
+    async def get(self, run: Run, trajectory: Trajectory | None = None) -> RunState:
+        """The run's final state (made on first use)."""
+        made = self._made.get(run.id)
+        if made is None:
+            made = asyncio.ensure_future(asyncio.to_thread(self._make, run, trajectory))
+            self._made[run.id] = made
+        return await asyncio.shield(made)
+
+    def _make(self, run: Run, trajectory: Trajectory | None) -> RunState:
+        task = self.task(run)
+        if task is None:
+            raise LookupError(f"task {run.task_id!r} is not in pack {self.pack.pack.id!r}")
+        kind = task_kind(self.pack, task)
+        sid = state_id(run, task)
+        base = self.workdir / run.id
+        base.mkdir(parents=True, exist_ok=True)
+        traj = trajectory or self.store.get_trajectory(run.id)
+        traj_file = base / "trajectory.json"
+        traj_file.write_text(traj.model_dump_json(), encoding="utf-8")
+        workspace = run.metadata.get("workspace")
+        if isinstance(workspace, str) and Path(workspace).is_dir():
+            root = Path(workspace)
+            if kind == EnvironmentKind.SQL:
+                db = root / SQL_STATE_FILE
+                return RunState(StateRef(sid, None, f"sqlite:///{db}", traj_file), kind, False)
+            return RunState(StateRef(sid, root, None, traj_file), kind, False)
+        task_dir = self.pack.task_dir(task.id)
+        if task_dir is None:
+            raise LookupError(
+                f"pack {self.pack.pack.id!r} is not on disk: its initial state cannot be replayed"
+            )
+        env = task.environment
+        if kind == EnvironmentKind.SQL:
+            dump = (task_dir / (env.database or "seed.sql")).read_text(encoding="utf-8")
+            state, report = replay_sql(dump, traj, base / "state.db", postgres=self.postgres)
+            return RunState(
+                StateRef(sid, None, state.url, traj_file), kind, True, tuple(report.skipped)
+            )
+        initial = task_dir / env.initial_state if env.initial_state else None
+        report = replay_filesystem(initial, traj, base / "state")
+        return RunState(
+            StateRef(sid, base / "state", None, traj_file), kind, True, tuple(report.skipped)
+        )

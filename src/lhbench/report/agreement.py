@@ -1,0 +1,83 @@
+"""Judge agreement (LH-Bench Table 8): pairwise κ, Krippendorff's α, cross-judge variance."""
+
+from __future__ import annotations
+
+import math
+
+from lhbench.judges import TierKey, tier_keys
+from lhbench.report.data import ReportData
+from lhbench.report.leaderboard import scale_levels
+from lhbench.report.tables import Cell, Section, Table
+from lhbench.stats import PanelAgreement, panel_agreement
+
+__all__ = ["agreement_section"]
+
+
+def agreement_section(data: ReportData) -> tuple[Section, dict[TierKey, PanelAgreement]]:
+    """Judge agreement per rubric version (LH-Bench Table 8) with pairwise κ matrices."""
+    sec = Section("Judge agreement")
+    results: dict[TierKey, PanelAgreement] = {}
+    keys = tier_keys(data.grades)
+    for key in keys:
+        agree = panel_agreement(
+            [
+                g
+                for g in data.grades
+                if (g.rubric_id, g.rubric_version, g.tier.value, g.rubric_hash) == key
+            ],
+            levels=scale_levels(data, key),
+        )
+        if len(agree.judges) >= 2:
+            results[key] = agree
+    if not results:
+        sec.empty = "No tier was graded by two or more judges: agreement needs a panel."
+        return sec, results
+    summary = Table(
+        slug="judge_agreement",
+        title="Inter-judge agreement by rubric version (κ: quadratic-weighted Cohen's kappa)",
+        columns=[
+            "rubric",
+            "version",
+            "tier",
+            "author",
+            "judges",
+            "mean pairwise κ",
+            "α (ordinal)",
+            "mean variance",
+            "runs",
+            "ratings",
+        ],
+    )
+    for key, agree in results.items():
+        rubric = data.rubric_for(key.rubric_id, key.version)
+        summary.rows.append(
+            [
+                key[0],
+                key[1],
+                key[2],
+                rubric.author.value if rubric else None,
+                len(agree.judges),
+                agree.mean_kappa,
+                agree.alpha,
+                agree.mean_variance,
+                agree.n_runs,
+                agree.n_ratings,
+            ]
+        )
+        matrix = Table(
+            slug=f"kappa_matrix_{key.unique_slug(keys)}",
+            title=f"Pairwise κ, {key.title}",
+            columns=["judge", *agree.judges],
+        )
+        for j1 in agree.judges:
+            row: list[Cell] = [j1]
+            for j2 in agree.judges:
+                if j1 == j2:
+                    row.append(1.0)
+                else:
+                    row.append(agree.pairwise_kappa.get((min(j1, j2), max(j1, j2)), math.nan))
+            matrix.rows.append(row)
+        sec.tables.append(matrix)
+        sec.plots[matrix.slug] = agree
+    sec.tables.insert(0, summary)
+    return sec, results

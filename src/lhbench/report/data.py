@@ -1,0 +1,287 @@
+"""Everything a report reads, loaded once from the store, with stale judgements set apart.
+
+By default a report uses only *current* judgements: grades and pairwise-judge votes made
+with the current content of their rubric (the pack's newest registered version) and by
+the current judges (the configured ``judge_panel``; without one, each judge model's most
+recent settings). What it leaves out it counts, and every report says so ("12 grades for
+rubric v1.0 excluded: the rubric changed since"). ``include_stale`` keeps everything.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from functools import cached_property
+
+from lhbench.schema import (
+    Grade,
+    JudgeKind,
+    Label,
+    PreferenceVote,
+    Rubric,
+    Run,
+    Task,
+    Trajectory,
+    Verdict,
+)
+from lhbench.store import Store, group_key
+
+__all__ = ["Exclusions", "ReportData", "current_grades", "group_label"]
+
+
+def group_label(run: Run, by: Sequence[str]) -> str:
+    """Human label of a run's group, e.g. ``claude-code / anthropic:opus / skill=v1``."""
+    parts = []
+    for key in by:
+        value = group_key(run, key)
+        name = key.removeprefix("versions.")
+        bare = key in ("harness", "model", "task", "task_id", "pack", "pack_id")
+        parts.append(f"{value}" if bare else f"{name}={value or '-'}")
+    return " / ".join(parts)
+
+
+@dataclass
+class Exclusions:
+    """Judgements left out of the analysis, and why (counts per reason)."""
+
+    stale_rubric: Counter[tuple[str, str]] = field(default_factory=Counter)
+    stale_judge: Counter[str] = field(default_factory=Counter)
+    not_in_panel: Counter[str] = field(default_factory=Counter)
+    unknown_run: int = 0
+    stale_votes: int = 0
+    failed_votes: int = 0
+
+    @property
+    def total(self) -> int:
+        """Grades excluded, all reasons."""
+        return (
+            sum(self.stale_rubric.values())
+            + sum(self.stale_judge.values())
+            + sum(self.not_in_panel.values())
+            + self.unknown_run
+        )
+
+    def notes(self) -> list[str]:
+        """One sentence per reason, for the report's header."""
+        out = []
+        for (rubric, version), n in sorted(self.stale_rubric.items()):
+            what = f"rubric {rubric} v{version}" if version else f"rubric {rubric}"
+            out.append(
+                f"{n} grade(s) for {what} excluded: made with content that is not the "
+                "rubric's current one (`--include-stale` keeps them)."
+            )
+        for judge, n in sorted(self.stale_judge.items()):
+            out.append(
+                f"{n} grade(s) by {judge} excluded: made with earlier judge settings "
+                "or prompt (`--include-stale` keeps them)."
+            )
+        for judge, n in sorted(self.not_in_panel.items()):
+            out.append(f"{n} grade(s) by {judge} excluded: not in the configured judge_panel.")
+        if self.unknown_run:
+            out.append(f"{self.unknown_run} grade(s) excluded: their run is not in the store.")
+        if self.stale_votes:
+            out.append(
+                f"{self.stale_votes} pairwise-judge vote(s) excluded: made with a rubric "
+                "content that is not current."
+            )
+        if self.failed_votes:
+            out.append(f"{self.failed_votes} pairwise-judge comparison(s) failed (not votes).")
+        return out
+
+
+def current_grades(
+    grades: Iterable[Grade],
+    runs: dict[str, Run],
+    rubric_hashes: dict[tuple[str, str], str],
+    library: dict[str, str],
+    *,
+    panel: set[str] | None = None,
+) -> tuple[list[Grade], Exclusions]:
+    """Grades made with the current rubric content by current judges, and what was left out.
+
+    Args:
+        grades: Every grade.
+        runs: Runs by id.
+        rubric_hashes: (pack id, rubric id) -> current content hash, per current pack.
+        library: rubric id -> current content hash in any current pack (the rubric
+            library, for a rubric graded on runs of another pack).
+        panel: Judge config hashes that are current (the configured panel); None: each
+            judge model's most recently used config.
+    """
+    ex = Exclusions()
+    graded = list(grades)
+    latest: dict[str, tuple[datetime, str]] = {}
+    if panel is None:
+        for g in graded:
+            label = g.judge.label
+            seen = latest.get(label)
+            if seen is None or (g.created_at, g.judge.key) > seen:
+                latest[label] = (g.created_at, g.judge.key)
+    keep = []
+    for g in graded:
+        run = runs.get(g.run_id)
+        if run is None:
+            ex.unknown_run += 1
+            continue
+        current = rubric_hashes.get((run.pack_id, g.rubric_id)) or library.get(g.rubric_id)
+        if current is not None and g.rubric_hash != current:
+            ex.stale_rubric[(g.rubric_id, g.rubric_version)] += 1
+            continue
+        if panel is not None:
+            if g.judge.key not in panel:
+                ex.not_in_panel[g.judge.label] += 1
+                continue
+        elif latest[g.judge.label][1] != g.judge.key:
+            ex.stale_judge[g.judge.label] += 1
+            continue
+        keep.append(g)
+    return keep, ex
+
+
+@dataclass
+class ReportData:
+    """Runs, judgements and pack metadata, indexed for the report sections.
+
+    ``grades`` and ``votes`` hold the current judgements (all of them with
+    ``include_stale``); ``all_grades`` everything stored, for health counts.
+    """
+
+    runs: dict[str, Run]
+    grades: list[Grade] = field(default_factory=list)
+    votes: list[PreferenceVote] = field(default_factory=list)
+    verdicts: list[Verdict] = field(default_factory=list)
+    labels: list[Label] = field(default_factory=list)
+    tasks: dict[tuple[str, str], Task] = field(default_factory=dict)
+    rubrics: dict[tuple[str, str], Rubric] = field(default_factory=dict)
+    load_trajectory: Callable[[str], Trajectory] | None = None
+    all_grades: list[Grade] = field(default_factory=list)
+    excluded: Exclusions = field(default_factory=Exclusions)
+    failed_votes: list[PreferenceVote] = field(default_factory=list)
+
+    @classmethod
+    def build(
+        cls,
+        runs: Iterable[Run],
+        *,
+        grades: Iterable[Grade] = (),
+        votes: Iterable[PreferenceVote] = (),
+        verdicts: Iterable[Verdict] = (),
+        labels: Iterable[Label] = (),
+        tasks: Iterable[tuple[str, Task]] = (),
+        rubrics: Iterable[Rubric] = (),
+        trajectories: dict[str, Trajectory] | None = None,
+    ) -> ReportData:
+        """Assemble from plain lists (every grade kept); ``tasks`` are (pack id, task) pairs."""
+        grade_list = list(grades)
+        return cls(
+            runs={r.id: r for r in runs},
+            grades=grade_list,
+            all_grades=grade_list,
+            votes=[v for v in votes if v.status == "ok"],
+            verdicts=list(verdicts),
+            labels=list(labels),
+            tasks={(pack_id, t.id): t for pack_id, t in tasks},
+            rubrics={(r.id, r.version): r for r in rubrics},
+            load_trajectory=(
+                (lambda run_id: trajectories.get(run_id) or Trajectory(run_id=run_id))
+                if trajectories is not None
+                else None
+            ),
+        )
+
+    @classmethod
+    def from_store(
+        cls,
+        store: Store,
+        *,
+        include_stale: bool = False,
+        panel: set[str] | None = None,
+    ) -> ReportData:
+        """Load what the report needs from ``store``.
+
+        Args:
+            store: The store.
+            include_stale: Keep grades and votes made with earlier rubric content or
+                judge settings.
+            panel: Judge config hashes of the configured panel (None: none configured).
+        """
+        tasks: list[tuple[str, Task]] = []
+        rubrics: list[Rubric] = []
+        rubric_hashes: dict[tuple[str, str], str] = {}
+        library: dict[str, str] = {}
+        for pack_id, content_hash in store.current_packs().items():
+            pack = store.get_pack(content_hash)
+            tasks.extend((pack_id, t) for t in pack.tasks)
+            for r in pack.rubrics:
+                rubric_hashes[(pack_id, r.id)] = r.content_hash
+                library.setdefault(r.id, r.content_hash)
+        for _pack_id, _version, content_hash in store.list_pack_versions():
+            rubrics.extend(store.get_pack(content_hash).rubrics)
+        runs = store.list_runs()
+        all_votes = store.list_votes(include_failed=True)
+        data = cls.build(
+            runs,
+            verdicts=store.list_verdicts(),
+            labels=store.list_labels(),
+            tasks=tasks,
+            rubrics=rubrics,
+        )
+        all_grades = store.list_grades()
+        data.all_grades = all_grades
+        data.failed_votes = [v for v in all_votes if v.status != "ok"]
+        ok_votes = [v for v in all_votes if v.status == "ok"]
+        if include_stale:
+            data.grades = all_grades
+            data.votes = ok_votes
+        else:
+            data.grades, data.excluded = current_grades(
+                all_grades, data.runs, rubric_hashes, library, panel=panel
+            )
+            data.votes = []
+            for v in ok_votes:
+                current = (
+                    None
+                    if v.rubric_id is None
+                    else library.get(v.rubric_id)
+                    if (run := data.runs.get(v.run_a)) is None
+                    else rubric_hashes.get((run.pack_id, v.rubric_id)) or library.get(v.rubric_id)
+                )
+                if v.rater_kind != JudgeKind.HUMAN and current and v.rubric_hash != current:
+                    data.excluded.stale_votes += 1
+                else:
+                    data.votes.append(v)
+        data.excluded.failed_votes = len(data.failed_votes)
+        data.load_trajectory = store.get_trajectory
+        return data
+
+    def task_of(self, run: Run) -> Task | None:
+        """The task a run was on, if its pack is stored."""
+        return self.tasks.get((run.pack_id, run.task_id))
+
+    def rubric_for(self, rubric_id: str, version: str) -> Rubric | None:
+        """A stored rubric by id and version."""
+        return self.rubrics.get((rubric_id, version))
+
+    @cached_property
+    def _label_index(self) -> dict[str, Label]:
+        best: dict[str, Label] = {}
+        decided = [lab for lab in self.labels if lab.passed is not None]
+        for lab in sorted(decided, key=lambda x: (not x.source.startswith("verify"), x.source)):
+            best.setdefault(lab.run_id, lab)
+        return best
+
+    def label_of(self, run_id: str) -> bool | None:
+        """The run's ground-truth outcome: a verify-script label wins over other checks."""
+        lab = self._label_index.get(run_id)
+        return None if lab is None else lab.passed
+
+    @cached_property
+    def undecided_labels(self) -> dict[str, int]:
+        """Runs whose checks could not decide, by source kind (shown, never counted)."""
+        out: dict[str, int] = defaultdict(int)
+        for lab in self.labels:
+            if lab.passed is None and lab.run_id not in self._label_index:
+                out[lab.source.split(":", 1)[0]] += 1
+        return dict(out)

@@ -1,0 +1,74 @@
+"""Report sections on errors and recovery (LH-Bench Tables 11 and 12)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from lhbench.report.data import ReportData, group_label
+from lhbench.report.tables import Section, Table
+from lhbench.stats import agent_table, error_events, type_table
+
+__all__ = ["failures_section"]
+
+
+def failures_section(data: ReportData, by: Sequence[str]) -> Section:
+    """Failure taxonomy with recovery per type, and per-group recovery profiles."""
+    sec = Section("Failures and recovery")
+    if data.load_trajectory is None or not data.runs:
+        sec.empty = "No runs with trajectories yet: import or run some."
+        return sec
+    loaded = [
+        (group_label(run, by), run, data.load_trajectory(run.id)) for run in data.runs.values()
+    ]
+    loaded = [x for x in loaded if x[2].steps]
+    if not loaded:
+        sec.empty = "No runs with trajectories yet: import or run some."
+        return sec
+    events = [e for _, _, traj in loaded for e in error_events(traj)]
+    types = Table(
+        slug="failure_types",
+        title=f"Failure taxonomy across {len(loaded)} runs ({len(events)} errors)",
+        columns=["error type", "count", "recovered", "recovery %"],
+        digits=1,
+        notes=[
+            "Recovered: a later step of the same run succeeded at the same operation (same "
+            "tool and target, same command, or the build/preview that failed)."
+        ],
+    )
+    rows = type_table(events)
+    for r in rows:
+        types.rows.append([r.type.value.replace("_", " "), r.count, r.recovered, 100 * r.rate])
+    total_rec = sum(r.recovered for r in rows)
+    types.rows.append(
+        ["total", len(events), total_rec, 100 * total_rec / len(events) if events else float("nan")]
+    )
+    agents = Table(
+        slug="failure_agents",
+        title="Per-agent recovery (failure % = failed tool calls / tool calls)",
+        columns=[
+            "group",
+            "runs",
+            "errors",
+            "failure %",
+            "recovery %",
+            "preview",
+            "deploy",
+            "tool calls",
+        ],
+        digits=1,
+    )
+    for a in agent_table(loaded):
+        agents.rows.append(
+            [
+                a.group,
+                a.runs,
+                a.errors,
+                100 * a.failure_rate,
+                100 * a.recovery_rate,
+                f"{a.preview_runs}/{a.runs}",
+                f"{a.deploy_runs}/{a.runs}",
+                a.tool_calls,
+            ]
+        )
+    sec.tables.extend([types, agents])
+    return sec

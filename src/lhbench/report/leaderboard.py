@@ -1,0 +1,257 @@
+"""Leaderboard (LH-Bench Tables 3–5) and pass rates from the tasks' checks.
+
+Panel scores per group with CIs and per-dimension means; pass rates with Wilson CIs. The
+score of a group is the mean over its runs of the panel score (the judges' mean); its CI
+resamples tasks, clusters being (pack, task), so runs of one task move together.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from lhbench.judges import TierKey, panel_scores, tier_keys
+from lhbench.report.data import ReportData, group_label
+from lhbench.report.tables import Cell, Section, Table
+from lhbench.schema import Scale
+from lhbench.stats import bootstrap_ci, few_clusters_note, panel_agreement, proportion
+
+__all__ = [
+    "LeaderboardRow",
+    "PassRateRow",
+    "dimension_order",
+    "leaderboard_rows",
+    "leaderboard_section",
+    "pass_rate_rows",
+    "scale_levels",
+]
+
+
+@dataclass(frozen=True)
+class LeaderboardRow:
+    """One group on one tier: mean with a task-clustered bootstrap CI."""
+
+    group: str
+    mean: float
+    ci: tuple[float, float]
+    n: int
+    tasks: int
+    judge_means: dict[str, float]
+    dimension_means: dict[str, float]
+    variance: float
+
+
+@dataclass(frozen=True)
+class PassRateRow:
+    """One group's runs that its tasks' checks passed, with a Wilson CI."""
+
+    group: str
+    passed: int
+    n: int
+    rate: float
+    ci: tuple[float, float]
+    undecided: int
+
+
+def scale_levels(data: ReportData, key: TierKey) -> list[int]:
+    """Every level of the tier's scales (κ needs the whole scale, used or not)."""
+    rubric = data.rubric_for(key.rubric_id, key.version)
+    if rubric is not None:
+        try:
+            scales = {d.scale for d in rubric.tier(key.tier).dimensions}
+            return sorted({lv for s in scales for lv in s.levels})
+        except KeyError:
+            pass
+    seen = {
+        s.scale
+        for g in data.grades
+        if (g.rubric_id, g.rubric_version, g.tier.value) == key[:3]
+        for s in g.scores
+    }
+    return sorted({lv for s in (seen or {Scale.ONE_TO_FIVE}) for lv in s.levels})
+
+
+def dimension_order(data: ReportData, key: TierKey, seen: set[str]) -> list[str]:
+    """Dimensions in the rubric's order (unknown ones last, sorted)."""
+    rubric = data.rubric_for(key.rubric_id, key.version)
+    if rubric is not None:
+        try:
+            order = [d.id for d in rubric.tier(key.tier).dimensions]
+            return [d for d in order if d in seen] + sorted(seen - set(order))
+        except KeyError:
+            pass
+    return sorted(seen)
+
+
+def _mean_of(values: list[float]) -> float:
+    return float(np.mean(values)) if values else math.nan
+
+
+def leaderboard_rows(
+    data: ReportData,
+    key: TierKey,
+    by: Sequence[str],
+    *,
+    n_resamples: int = 1000,
+    seed: int = 0,
+    pack_id: str | None = None,
+) -> list[LeaderboardRow]:
+    """Per-group rows, best mean first (only runs of ``pack_id`` when given)."""
+    scores = panel_scores(data.grades, key)
+    groups: dict[str, list[str]] = defaultdict(list)
+    for run_id in sorted(scores):
+        run = data.runs.get(run_id)
+        if run is not None and (pack_id is None or run.pack_id == pack_id):
+            groups[group_label(run, by)].append(run_id)
+    rows = []
+    for label, run_ids in groups.items():
+        vals = [scores[r].mean for r in run_ids]
+        clusters = [(data.runs[r].pack_id, data.runs[r].task_id) for r in run_ids]
+        judges = sorted({j for r in run_ids for j in scores[r].judge_scores})
+        dims = sorted({d for r in run_ids for d in scores[r].dimension_means})
+        mean = float(np.mean(vals))
+        lo, hi = bootstrap_ci(vals, clusters=clusters, n_resamples=n_resamples, seed=seed)
+        rows.append(
+            LeaderboardRow(
+                group=label,
+                mean=mean,
+                # a percentile bound can miss the mean by a rounding error on tied data
+                ci=(min(lo, mean), max(hi, mean)),
+                n=len(vals),
+                tasks=len(set(clusters)),
+                judge_means={
+                    j: _mean_of(
+                        [scores[r].judge_scores[j] for r in run_ids if j in scores[r].judge_scores]
+                    )
+                    for j in judges
+                },
+                dimension_means={
+                    d: _mean_of(
+                        [
+                            scores[r].dimension_means[d]
+                            for r in run_ids
+                            if d in scores[r].dimension_means
+                        ]
+                    )
+                    for d in dims
+                },
+                variance=float(np.mean([scores[r].variance for r in run_ids])),
+            )
+        )
+    rows.sort(key=lambda r: (-r.mean, r.group))
+    return rows
+
+
+def pass_rate_rows(
+    data: ReportData, by: Sequence[str], *, pack_id: str | None = None
+) -> list[PassRateRow]:
+    """Per group: runs whose checks passed, of those the checks decided (Wilson 95% CI)."""
+    groups: dict[str, list[bool | None]] = defaultdict(list)
+    checked = {lab.run_id for lab in data.labels}
+    for run in data.runs.values():
+        if pack_id is not None and run.pack_id != pack_id:
+            continue
+        label = data.label_of(run.id)
+        if label is None and run.id not in checked:
+            continue
+        groups[group_label(run, by)].append(label)
+    rows = []
+    for g, labels in groups.items():
+        decided = [x for x in labels if x is not None]
+        if not decided:
+            rows.append(PassRateRow(g, 0, 0, math.nan, (math.nan, math.nan), len(labels)))
+            continue
+        res = proportion(sum(decided), len(decided))
+        rows.append(PassRateRow(g, res.k, res.n, res.rate, res.ci, len(labels) - len(decided)))
+    rows.sort(key=lambda r: (-(r.rate if not math.isnan(r.rate) else -1), r.group))
+    return rows
+
+
+def leaderboard_section(data: ReportData, by: Sequence[str], *, seed: int = 0) -> Section:
+    """Leaderboard per tier, rubric decomposition, and pass rates."""
+    sec = Section("Leaderboard")
+    sec.notes.extend(data.excluded.notes())
+    keys = tier_keys(data.grades)
+    for key in keys:
+        rows = leaderboard_rows(data, key, by, seed=seed)
+        if not rows:
+            continue
+        slug = f"leaderboard_{key.unique_slug(keys)}"
+        judges = sorted({j for r in rows for j in r.judge_means})
+        notes = [
+            "score: mean over runs of the panel score (mean of the judges' weighted tier "
+            "scores). CI: percentile bootstrap, 1,000 resamples of (pack, task) clusters "
+            "(all runs of a drawn task kept). var: population variance across judges, "
+            "averaged over runs. n: runs; tasks: distinct tasks."
+        ]
+        n_clusters = len(
+            {
+                (data.runs[r].pack_id, data.runs[r].task_id)
+                for r in panel_scores(data.grades, key)
+                if r in data.runs
+            }
+        )
+        if warning := few_clusters_note(n_clusters):
+            notes.append(warning)
+        table = Table(
+            slug=slug,
+            title=f"{key.title} tier: mean panel score, 95% bootstrap CI over tasks",
+            columns=["rank", "group", "score", "ci_low", "ci_high", "n", "tasks", *judges, "var"],
+            notes=notes,
+        )
+        for i, r in enumerate(rows, 1):
+            row: list[Cell] = [i, r.group, r.mean, r.ci[0], r.ci[1], r.n, r.tasks]
+            row += [r.judge_means.get(j, math.nan) for j in judges]
+            table.rows.append([*row, r.variance])
+        sec.tables.append(table)
+        sec.plots[slug] = rows
+
+        seen = {d for r in rows for d in r.dimension_means}
+        dims = dimension_order(data, key, seen)
+        agree = panel_agreement(
+            [
+                g
+                for g in data.grades
+                if (g.rubric_id, g.rubric_version, g.tier.value, g.rubric_hash) == key
+            ],
+            levels=scale_levels(data, key),
+        )
+        decomp = Table(
+            slug=f"decomposition_{key.unique_slug(keys)}",
+            title=f"{key.title}: per-dimension means (panel average)",
+            columns=["rank", "group", "score", "n", *dims],
+        )
+        for i, r in enumerate(rows, 1):
+            drow: list[Cell] = [i, r.group, r.mean, r.n]
+            decomp.rows.append(drow + [r.dimension_means.get(d, math.nan) for d in dims])
+        if len(agree.judges) >= 2:
+            krow: list[Cell] = ["κ", "mean pairwise κ (quadratic)", agree.mean_kappa, agree.n_runs]
+            decomp.rows.append(krow + [agree.dimension_kappa.get(d, math.nan) for d in dims])
+        sec.tables.append(decomp)
+    passes = pass_rate_rows(data, by)
+    if passes:
+        pr = Table(
+            slug="pass_rate",
+            title="Pass rate: runs whose task checks passed on the final state, Wilson 95% CI",
+            columns=["group", "passed", "checked", "pass %", "ci_low %", "ci_high %", "undecided"],
+            digits=1,
+            notes=[
+                "checked: runs a check decided (verify script first, then hook checks); "
+                "undecided: runs whose check crashed or timed out (left out of the rate)."
+            ],
+        )
+        for p in passes:
+            pr.rows.append(
+                [p.group, p.passed, p.n, 100 * p.rate, 100 * p.ci[0], 100 * p.ci[1], p.undecided]
+            )
+        sec.tables.append(pr)
+    if not sec.tables:
+        sec.empty = (
+            "No grades or check results in the store yet: `lhbench judge` grades runs, "
+            "`lhbench verify` checks them."
+        )
+    return sec

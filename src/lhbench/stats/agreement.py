@@ -1,0 +1,274 @@
+"""Agreement between raters: Cohen's κ, Krippendorff's α, and a judge panel's agreement.
+
+A *rating* is one judge's score of one dimension of one run (LH-Bench: "92 runs, 360
+ratings"). Pairwise κ pools all ratings two judges share; per-dimension κ uses only
+that dimension's; α treats (run, dimension) as the unit and every judge as a rater.
+Only repeat 0 of each judge enters, so repeated grading does not count as agreement.
+
+κ weights come from label *positions*: always pass the full rubric scale as ``labels``
+(``shared/reference/statistics.md`` §2).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from lhbench.schema import Grade, GradeStatus, judge_labels
+
+__all__ = [
+    "PanelAgreement",
+    "Weights",
+    "cohen_kappa",
+    "krippendorff_alpha",
+    "panel_agreement",
+    "population_variance",
+]
+
+Weights = Literal["linear", "quadratic"] | None
+_NONE = object()
+
+
+def _is_nan(value: object) -> bool:
+    # NaN is the one value that is not equal to itself; as a category its result would
+    # depend on object identity, so it is refused
+    return (isinstance(value, float) and math.isnan(value)) or (
+        isinstance(value, np.floating) and bool(np.isnan(value))
+    )
+
+
+def _codes(values: Sequence[Any], labels: Sequence[Any], what: str) -> NDArray[np.intp]:
+    index = {lab: i for i, lab in enumerate(labels)}
+    try:
+        return np.fromiter((index[v] for v in values), dtype=np.intp, count=len(values))
+    except KeyError as exc:
+        raise ValueError(
+            f"{what} holds {exc.args[0]!r}, which is not in labels {list(labels)}"
+        ) from None
+
+
+def cohen_kappa(
+    a: Sequence[Any],
+    b: Sequence[Any],
+    *,
+    weights: Weights = None,
+    labels: Sequence[Any] | None = None,
+) -> float:
+    """Cohen's κ between two raters, unweighted, linear or quadratic.
+
+    Args:
+        a: First rater's ratings.
+        b: Second rater's ratings, same length.
+        weights: None (nominal), ``"linear"`` or ``"quadratic"`` disagreement weights.
+        labels: The ordered categories. Pass the whole scale (e.g. 1..5) so a category
+            nobody used still counts; without it, the sorted union of what was used.
+
+    Returns:
+        κ, or NaN when it is undefined (both raters used one and the same category).
+
+    Raises:
+        ValueError: lengths differ, nothing to compare, a rating is NaN or not in
+            ``labels``, or ``labels`` repeats a category.
+    """
+    a_list, b_list = list(a), list(b)
+    if len(a_list) != len(b_list):
+        raise ValueError(f"raters have {len(a_list)} and {len(b_list)} ratings; need equal lengths")
+    if not a_list:
+        raise ValueError("no ratings to compare")
+    if weights not in (None, "linear", "quadratic"):
+        raise ValueError(f"weights must be None, 'linear' or 'quadratic', not {weights!r}")
+    for what, ratings in (("a", a_list), ("b", b_list)):
+        bad = next((v for v in ratings if _is_nan(v)), _NONE)
+        if bad is not _NONE:
+            raise ValueError(f"{what} holds a missing rating (NaN); drop unrated items first")
+    if labels is not None:
+        labs = list(labels)
+        dupes = sorted({str(x) for x in labs if labs.count(x) > 1})
+        if dupes:
+            raise ValueError(f"labels must be distinct; repeated: {', '.join(dupes)}")
+        if any(_is_nan(x) for x in labs):
+            raise ValueError("labels must not hold NaN")
+    else:
+        labs = sorted(set(a_list) | set(b_list))
+    k = len(labs)
+    ia, ib = _codes(a_list, labs, "a"), _codes(b_list, labs, "b")
+    observed = np.bincount(ia * k + ib, minlength=k * k).reshape(k, k).astype(float)
+    expected = np.outer(observed.sum(1), observed.sum(0)) / observed.sum()
+    i, j = np.indices((k, k))
+    if weights is None:
+        w = (i != j).astype(float)
+    elif weights == "linear":
+        w = np.abs(i - j).astype(float)
+    else:
+        w = ((i - j) ** 2).astype(float)
+    denom = float((w * expected).sum())
+    if denom == 0.0:
+        return math.nan
+    return 1.0 - float((w * observed).sum()) / denom
+
+
+def population_variance(values: ArrayLike) -> float:
+    """Population variance (ddof=0), as LH-Bench reports cross-judge variance."""
+    x = np.asarray(values, dtype=float)
+    if x.size == 0:
+        raise ValueError("variance of no values")
+    return float(x.var(ddof=0))
+
+
+def krippendorff_alpha(
+    reliability: ArrayLike,
+    *,
+    level: Literal["nominal", "ordinal", "interval"] = "ordinal",
+    values: Sequence[float] | None = None,
+) -> float:
+    """Krippendorff's α for raters × units data (NaN = missing rating).
+
+    Args:
+        reliability: Shape (raters, units).
+        level: Metric: nominal, ordinal (rank-based, for rubric scores) or interval.
+        values: The full ordered value domain (the rubric scale); defaults to the values
+            seen. For ordinal data it matters, as for κ.
+
+    Returns:
+        α, or NaN when there is no variation to explain.
+    """
+    data = np.asarray(reliability, dtype=float)
+    if data.ndim != 2:
+        raise ValueError(f"reliability data must be raters × units, got shape {data.shape}")
+    domain = np.array(sorted(values) if values is not None else np.unique(data[~np.isnan(data)]))
+    if domain.size == 0:
+        raise ValueError("no ratings")
+    present = ~np.isnan(data)
+    if np.any(~np.isin(data[present], domain)):
+        raise ValueError("a rating is outside the value domain")
+    # value counts per unit: units × values; only units with ≥2 ratings are pairable
+    codes = np.where(present, np.searchsorted(domain, np.nan_to_num(data)), -1)
+    n_vals = domain.size
+    counts = np.zeros((data.shape[1], n_vals))
+    for r in range(data.shape[0]):
+        mask = codes[r] >= 0
+        np.add.at(counts, (np.nonzero(mask)[0], codes[r][mask]), 1)
+    m_u = counts.sum(axis=1)
+    counts = counts[m_u >= 2]
+    m_u = m_u[m_u >= 2]
+    if counts.size == 0:
+        return math.nan
+    # coincidence matrix o_ck = Σ_u n_uc n_uk / (m_u − 1), minus self-pairs on the diagonal
+    o = np.einsum("uc,uk,u->ck", counts, counts, 1.0 / (m_u - 1))
+    o -= np.diag(np.einsum("uc,u->c", counts, 1.0 / (m_u - 1)))
+    n_c = o.sum(axis=1)
+    n = n_c.sum()
+    if level == "nominal":
+        d2 = 1.0 - np.eye(n_vals)
+    elif level == "interval":
+        d2 = np.subtract.outer(domain, domain) ** 2
+    elif level == "ordinal":
+        # δ²(c,k) = (Σ_{g=c..k} n_g − (n_c + n_k)/2)²
+        cum = np.cumsum(n_c)
+        lo = np.minimum.outer(np.arange(n_vals), np.arange(n_vals))
+        hi = np.maximum.outer(np.arange(n_vals), np.arange(n_vals))
+        span = cum[hi] - np.where(lo > 0, cum[lo - 1], 0.0)
+        d2 = (span - (n_c[lo] + n_c[hi]) / 2.0) ** 2
+    else:
+        raise ValueError(f"level must be nominal, ordinal or interval, not {level!r}")
+    d_o = float((o * d2).sum())
+    d_e = float((np.outer(n_c, n_c) * d2).sum()) / (n - 1)
+    if d_e == 0.0:
+        return math.nan
+    return float(1.0 - d_o / d_e)
+
+
+@dataclass(frozen=True)
+class PanelAgreement:
+    """How far a panel's judges agree on one rubric tier."""
+
+    judges: list[str]
+    pairwise_kappa: dict[tuple[str, str], float]
+    mean_kappa: float
+    dimension_kappa: dict[str, float]
+    alpha: float
+    mean_variance: float
+    n_runs: int
+    n_ratings: int
+
+
+def _nanmean(values: Iterable[float]) -> float:
+    vals = [v for v in values if not math.isnan(v)]
+    return float(np.mean(vals)) if vals else math.nan
+
+
+def panel_agreement(
+    grades: Iterable[Grade], *, levels: list[int], weights: Weights = "quadratic"
+) -> PanelAgreement:
+    """Agreement of the judges behind ``grades`` (all of one rubric version and tier).
+
+    Args:
+        grades: Grades of one rubric tier; failed grades and unscorable dimensions are
+            left out.
+        levels: The whole scale (e.g. ``[1, 2, 3, 4, 5]``), so unused levels still count.
+        weights: κ weights (LH-Bench uses quadratic).
+    """
+    table: dict[str, dict[tuple[str, str], int]] = defaultdict(dict)
+    chosen = [g for g in grades if g.status == GradeStatus.OK and g.repeat == 0]
+    names = judge_labels(g.judge for g in chosen)
+    for g in chosen:
+        for s in g.scores:
+            if s.score is not None:
+                table[names[g.judge.key]][(g.run_id, s.dimension_id)] = s.score
+    judges = sorted(table)
+    units = sorted({u for ratings in table.values() for u in ratings})
+    dims = sorted({d for _, d in units})
+    pairwise: dict[tuple[str, str], float] = {}
+    dim_pairs: dict[str, list[float]] = defaultdict(list)
+    for j1, j2 in itertools.combinations(judges, 2):
+        shared = [u for u in units if u in table[j1] and u in table[j2]]
+        if not shared:
+            continue
+        pairwise[(j1, j2)] = cohen_kappa(
+            [table[j1][u] for u in shared],
+            [table[j2][u] for u in shared],
+            weights=weights,
+            labels=levels,
+        )
+        for d in dims:
+            du = [u for u in shared if u[1] == d]
+            if du:
+                dim_pairs[d].append(
+                    cohen_kappa(
+                        [table[j1][u] for u in du],
+                        [table[j2][u] for u in du],
+                        weights=weights,
+                        labels=levels,
+                    )
+                )
+    if len(judges) >= 2 and units:
+        data = np.full((len(judges), len(units)), np.nan)
+        for i, j in enumerate(judges):
+            for k, u in enumerate(units):
+                if u in table[j]:
+                    data[i, k] = table[j][u]
+        alpha = krippendorff_alpha(data, level="ordinal", values=levels)
+    else:
+        alpha = math.nan
+    variances = [
+        population_variance([table[j][u] for j in judges if u in table[j]])
+        for u in units
+        if sum(1 for j in judges if u in table[j]) >= 2
+    ]
+    return PanelAgreement(
+        judges=judges,
+        pairwise_kappa=pairwise,
+        mean_kappa=_nanmean(pairwise.values()),
+        dimension_kappa={d: _nanmean(dim_pairs[d]) for d in dims},
+        alpha=alpha,
+        mean_variance=float(np.mean(variances)) if variances else math.nan,
+        n_runs=len({r for r, _ in units}),
+        n_ratings=sum(len(t) for t in table.values()),
+    )

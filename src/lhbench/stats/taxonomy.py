@@ -1,0 +1,391 @@
+"""Failure taxonomy and recovery (LH-Bench §8.7, Tables 11 and 12).
+
+Every error event of a trajectory (an error step, or a tool result that failed) is
+classified into LH-Bench's types from the evidence a transcript carries: the tool, the
+command, the exit code and recognisable output (compiler and interpreter errors, package
+resolution errors, ``.git/index.lock``, permission denials, MCP timeouts, …).
+
+An error counts as recovered when a later step of the same run succeeds at the same
+operation: the same tool on the same target, the same command, or the build or preview
+that failed. Errors with no operation (an API error, a harness error) count as recovered
+when the run goes on to complete a tool call successfully afterwards.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from lhbench.schema import ErrorType, Run, Step, StepKind, Trajectory
+from lhbench.stats.agreement import cohen_kappa
+
+__all__ = [
+    "AgentFailureRow",
+    "ErrorEvent",
+    "ErrorType",
+    "ExtractionAgreement",
+    "TypeRow",
+    "agent_table",
+    "classify_text",
+    "error_events",
+    "extraction_agreement",
+    "type_table",
+]
+
+
+# Most specific first: a type error found during a build is a type error.
+_RULES: list[tuple[ErrorType, re.Pattern[str]]] = [
+    (
+        ErrorType.GIT_ERROR,
+        re.compile(
+            r"\.git/index\.lock|not a git repository|^fatal: |\bgit\b.*\b(fatal|rejected|conflict)|"
+            r"CONFLICT \(|failed to push|would be overwritten by (merge|checkout)|"
+            r"non-fast-forward|detached HEAD|pathspec .* did not match",
+            re.I | re.M,
+        ),
+    ),
+    (
+        ErrorType.PREVIEW_DENY,
+        re.compile(
+            r"preview (was )?denied|PREVIEW_DENIED|blank page|preview (failed|rejected)|"
+            r"white screen",
+            re.I,
+        ),
+    ),
+    (
+        ErrorType.DEPENDENCY_ERROR,
+        re.compile(
+            r"ERESOLVE|unable to resolve dependency|peer dep|Could not resolve dependency|"
+            r"Cannot find module|Module not found|Can't resolve '|ModuleNotFoundError|"
+            r"No module named|"
+            r"No matching distribution|ResolutionImpossible|npm ERR! 404|ERR_PNPM|"
+            r"version solving failed|conflicting dependencies|ImportError: cannot import name|"
+            r"package .* not found|Failed to resolve import",
+            re.I,
+        ),
+    ),
+    (
+        ErrorType.SYNTAX_ERROR,
+        re.compile(
+            r"SyntaxError|Unexpected token|Parsing error|IndentationError|TabError|"
+            r"error TS1\d{3}\b|Unterminated (string|template|regular)|expected ['\"`;,)\]}]|"
+            r"Unexpected end of (input|file|JSON)|unexpected EOF|Missing semicolon|"
+            r"Invalid or unexpected token|ParseError",
+            re.I,
+        ),
+    ),
+    (
+        ErrorType.TYPE_ERROR,
+        re.compile(
+            r"error TS[2-46-9]\d{3}\b|is not assignable to (type|parameter)|\btype error\b|"
+            r"Property '[^']+' does not exist on type|has no exported member|"
+            r"Argument of type .* is not assignable|Type '[^']+' is missing|"
+            r"error: Incompatible types|\[(arg-type|assignment|return-value|attr-defined)\]|"
+            r"Object is possibly '(undefined|null)'",
+            re.I,
+        ),
+    ),
+    (
+        ErrorType.CONFIG_ERROR,
+        re.compile(
+            r"Invalid configuration|invalid config|Configuration error|error TS5\d{3}\b|"
+            r"config(uration)? file .* (not found|invalid)|"
+            r"(tsconfig|vite\.config|webpack\.config|postcss\.config|tailwind\.config|"
+            r"eslint(rc)?|next\.config|babel\.config|jest\.config)\S*[^\n]*"
+            r"(error|invalid|not found|failed|unknown)|"
+            r"Unknown (compiler )?option|is not a valid option|Unrecognized key|"
+            r"missing required (environment|env) variable|"
+            r"environment variable .* (not set|missing)",
+            re.I,
+        ),
+    ),
+    (
+        ErrorType.BUILD_ERROR,
+        re.compile(
+            r"Build failed|build failed|Failed to compile|compiled with \d+ errors?|"
+            r"error during build|(?-i:ERROR in )|make: \*\*\*|Command \"build\" failed|"
+            r"npm ERR! (code ELIFECYCLE|Failed at the .* build script)|"
+            r"exited with code [1-9] .*build|"
+            r"\bbuild\b.*exited with|Rollup failed|esbuild.*error",
+            re.I,
+        ),
+    ),
+    (
+        ErrorType.RUNTIME_ERROR,
+        re.compile(
+            r"Traceback \(most recent call last\)|Uncaught|ReferenceError|RangeError|"
+            r"(?<!error )TypeError: |ZeroDivisionError|KeyError|AttributeError|IndexError|"
+            r"Segmentation fault|panic:|Exception in thread|UnhandledPromiseRejection|"
+            r"Cannot read propert(y|ies) of (undefined|null)|is not a function|"
+            r"NullPointerException|stack overflow|RuntimeError",
+            re.M,
+        ),
+    ),
+    (
+        ErrorType.TOOL_CALL_FAILURE,
+        re.compile(
+            r"MCP error|timed out|timeout|ETIMEDOUT|ECONNREFUSED|ENOENT|No such file or directory|"
+            r"File (does not exist|not found)|Permission denied|permission denial|EACCES|"
+            r"tool_use_error|InputValidationError|Invalid (tool )?(input|arguments|parameters)|"
+            r"String to replace not found|old_string|has not been read yet|rate limit|"
+            r"404 Not Found|Tool .* not found|unknown tool|exit code \d+",
+            re.I,
+        ),
+    ),
+]
+
+
+def classify_text(
+    text: str, *, tool_name: str | None = None, tool_input: dict[str, Any] | None = None
+) -> ErrorType:
+    """The error type of one error event's evidence."""
+    tool = (tool_name or "").lower()
+    if "preview" in tool:
+        # the preview tool not answering is a tool failure; its verdict on the build is a deny
+        if re.search(r"MCP error|timed out|timeout|ECONNREFUSED|ECONNRESET", text, re.I):
+            return ErrorType.TOOL_CALL_FAILURE
+        if re.search(r"den|blank|fail|error|reject|white screen", text, re.I):
+            return ErrorType.PREVIEW_DENY
+    for kind, pattern in _RULES:
+        if pattern.search(text):
+            return kind
+    command = _command(tool_input)
+    if command and re.search(r"\b(build|tsc|vite build|webpack|make)\b", command):
+        return ErrorType.BUILD_ERROR
+    if command and re.search(r"^\s*git\b", command):
+        return ErrorType.GIT_ERROR
+    if tool_name:
+        return ErrorType.TOOL_CALL_FAILURE
+    return ErrorType.OTHER
+
+
+def _command(tool_input: dict[str, Any] | None) -> str | None:
+    if not tool_input:
+        return None
+    cmd = tool_input.get("command", tool_input.get("cmd"))
+    if isinstance(cmd, list):
+        cmd = " ".join(str(c) for c in cmd)
+    if not isinstance(cmd, str):
+        return None
+    # Codex wraps commands as bash -lc '<command>'
+    m = re.match(r"^(?:/bin/)?(?:ba)?sh\s+-l?c\s+(.+)$", cmd.strip())
+    if m:
+        try:
+            inner = shlex.split(m.group(1))
+            cmd = inner[0] if inner else cmd
+        except ValueError:
+            pass
+    return " ".join(cmd.split())
+
+
+def operation_key(tool_name: str | None, tool_input: dict[str, Any] | None) -> str | None:
+    """What 'the same operation' means for recovery: build, preview, command, or tool+target."""
+    tool = (tool_name or "").lower()
+    if "preview" in tool:
+        return "preview"
+    if "deploy" in tool or "upload_dist" in tool:
+        return "deploy"
+    command = _command(tool_input)
+    if command:
+        if re.search(
+            r"\b(npm|pnpm|yarn|bun)\s+(run\s+)?build\b|\bvite build\b|\btsc\b|\bwebpack\b|\bmake\b",
+            command,
+        ):
+            return "build"
+        if re.search(r"\bgit\s+(commit|push)\b", command):
+            return "git " + re.search(r"\bgit\s+(commit|push)\b", command).group(1)  # type: ignore[union-attr]
+        return f"cmd:{command}"
+    target = None
+    if tool_input:
+        for key in ("file_path", "path", "filename", "url", "target", "dir"):
+            if isinstance(tool_input.get(key), str):
+                target = tool_input[key]
+                break
+    return f"{tool_name}:{target}" if tool_name else None
+
+
+@dataclass(frozen=True)
+class ErrorEvent:
+    """One error in a run: where, what type, and whether (and where) it was recovered."""
+
+    step: int
+    type: ErrorType
+    operation: str | None
+    recovered: bool
+    recovered_at: int | None
+    evidence: str
+
+
+def error_events(trajectory: Trajectory) -> list[ErrorEvent]:
+    """Every error event of a trajectory, classified, with its recovery (if any)."""
+    steps = trajectory.steps
+    calls: dict[str, Step] = {
+        s.tool_call_id: s for s in steps if s.kind == StepKind.TOOL_CALL and s.tool_call_id
+    }
+    ops: list[tuple[str | None, bool]] = []  # per step: operation key, success
+    for s in steps:
+        if s.kind == StepKind.TOOL_RESULT:
+            call = calls.get(s.tool_call_id or "")
+            ops.append(
+                (
+                    operation_key(
+                        s.tool_name or (call.tool_name if call else None),
+                        call.tool_input if call else None,
+                    ),
+                    not s.is_error,
+                )
+            )
+        else:
+            ops.append((None, False))
+    events = []
+    for i, s in enumerate(steps):
+        failed_result = s.kind == StepKind.TOOL_RESULT and (
+            s.is_error or (s.exit_code not in (None, 0))
+        )
+        if not (
+            failed_result
+            or (s.kind == StepKind.ERROR and s.is_error)
+            or (s.kind == StepKind.HOOK and s.is_error)
+        ):
+            continue
+        call = calls.get(s.tool_call_id or "") if s.kind == StepKind.TOOL_RESULT else None
+        tool_name = s.tool_name or (call.tool_name if call else None)
+        tool_input = call.tool_input if call else None
+        evidence = "\n".join(x for x in (s.content, s.tool_output) if x)
+        etype = classify_text(evidence, tool_name=tool_name, tool_input=tool_input)
+        op = ops[i][0]
+        recovered_at = None
+        for j in range(i + 1, len(steps)):
+            later_op, ok = ops[j]
+            if not ok:
+                continue
+            if op is None or later_op == op:
+                recovered_at = j
+                break
+        events.append(
+            ErrorEvent(i, etype, op, recovered_at is not None, recovered_at, evidence[:500])
+        )
+    return events
+
+
+@dataclass(frozen=True)
+class TypeRow:
+    """One row of Table 11."""
+
+    type: ErrorType
+    count: int
+    recovered: int
+
+    @property
+    def rate(self) -> float:
+        """Recovered / count (NaN with no errors)."""
+        return self.recovered / self.count if self.count else float("nan")
+
+
+def type_table(events: Iterable[ErrorEvent]) -> list[TypeRow]:
+    """Errors and recoveries per type, most frequent first, with a total row last."""
+    count: Counter[ErrorType] = Counter()
+    rec: Counter[ErrorType] = Counter()
+    for e in events:
+        count[e.type] += 1
+        rec[e.type] += e.recovered
+    rows = [TypeRow(t, count[t], rec[t]) for t, _ in count.most_common()]
+    return rows
+
+
+@dataclass(frozen=True)
+class AgentFailureRow:
+    """One row of Table 12."""
+
+    group: str
+    runs: int
+    errors: int
+    recovered: int
+    failed_tool_calls: int
+    tool_calls: int
+    preview_runs: int
+    deploy_runs: int
+
+    @property
+    def failure_rate(self) -> float:
+        """Failed tool calls / all tool calls."""
+        return self.failed_tool_calls / self.tool_calls if self.tool_calls else float("nan")
+
+    @property
+    def recovery_rate(self) -> float:
+        """Recovered errors / all errors."""
+        return self.recovered / self.errors if self.errors else float("nan")
+
+
+def agent_table(runs: Sequence[tuple[str, Run, Trajectory]]) -> list[AgentFailureRow]:
+    """Table 12 rows per group (e.g. harness and model).
+
+    Runs, errors, failure and recovery rates, how many runs previewed and deployed
+    successfully, and tool calls.
+    """
+    acc: dict[str, list[int]] = defaultdict(lambda: [0] * 7)
+    for group, _run, traj in runs:
+        a = acc[group]
+        events = error_events(traj)
+        calls = {s.tool_call_id: s for s in traj.steps if s.kind == StepKind.TOOL_CALL}
+        results = [s for s in traj.steps if s.kind == StepKind.TOOL_RESULT]
+        a[0] += 1
+        a[1] += len(events)
+        a[2] += sum(e.recovered for e in events)
+        a[3] += sum(1 for s in results if s.is_error or s.exit_code not in (None, 0))
+        a[4] += len(calls)
+        ops = [
+            operation_key(
+                s.tool_name, calls[s.tool_call_id].tool_input if s.tool_call_id in calls else None
+            )
+            for s in results
+            if not s.is_error
+        ]
+        a[5] += "preview" in ops
+        a[6] += "deploy" in ops
+    return [AgentFailureRow(g, *v) for g, v in sorted(acc.items())]
+
+
+@dataclass(frozen=True)
+class ExtractionAgreement:
+    """How the rules and the model agree on the same transcripts."""
+
+    matched: int
+    rules_only: int
+    model_only: int
+    type_agreement: float
+    type_kappa: float
+    recovery_agreement: float
+
+
+def extraction_agreement(
+    rules: Sequence[tuple[str, ErrorEvent]], model: Sequence[tuple[str, Any]]
+) -> ExtractionAgreement:
+    """Rule events against model events (``step``, ``type``, ``recovered``), per run.
+
+    Each list holds (run id, event); events are matched on (run id, step). Type and
+    recovery agreement, and nominal κ on types, are over the matched events.
+    """
+    by_key = {(run, e.step): e for run, e in model}
+    pairs = [(r, by_key[(run, r.step)]) for run, r in rules if (run, r.step) in by_key]
+    n = len(pairs)
+    types = [t.value for t in ErrorType]
+    nan = float("nan")
+    return ExtractionAgreement(
+        matched=n,
+        rules_only=len(rules) - n,
+        model_only=len(by_key) - n,
+        type_agreement=sum(r.type == m.type for r, m in pairs) / n if n else nan,
+        type_kappa=cohen_kappa(
+            [r.type.value for r, _ in pairs],
+            [ErrorType(m.type).value for _, m in pairs],
+            labels=types,
+        )
+        if n
+        else nan,
+        recovery_agreement=sum(r.recovered == m.recovered for r, m in pairs) / n if n else nan,
+    )

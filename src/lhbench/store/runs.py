@@ -1,0 +1,283 @@
+"""Runs in the store: the run record, its trajectory (steps) and its artifacts."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import and_, case, delete, func, insert, select
+from sqlalchemy.orm import Session
+
+from lhbench.errors import StoreError
+from lhbench.schema import Artifact, Run, Step, StepKind, Trajectory
+from lhbench.store.base import StoreBase, matching
+from lhbench.store.rows import (
+    SQLITE_STEP_INSERT,
+    run_from,
+    run_row,
+    step_from,
+    step_row,
+    step_tuple,
+)
+from lhbench.store.tables import (
+    ArtifactRow,
+    ComparisonRow,
+    GradeRow,
+    LabelRow,
+    RunRow,
+    StepRow,
+    VerdictRow,
+    VoteRow,
+)
+
+__all__ = ["RunStore", "RunSummary", "group_key", "group_runs"]
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    """A run with the counts a listing shows."""
+
+    run: Run
+    steps: int
+    tool_calls: int
+    errors: int
+
+
+def group_key(run: Run, key: str) -> str | None:
+    """The value of ``key`` for ``run``: a Run field, or ``versions.K`` / a bare version key."""
+    if key.startswith("versions."):
+        return run.versions.get(key.removeprefix("versions."))
+    if key in ("harness", "model", "harness_version", "pack_id", "task_id", "status"):
+        value = getattr(run, key)
+        return None if value is None else str(value)
+    if key in ("pack", "task"):
+        return str(getattr(run, f"{key}_id"))
+    return run.versions.get(key)
+
+
+def group_runs(runs: Iterable[Run], by: Sequence[str]) -> dict[tuple[str | None, ...], list[Run]]:
+    """Group runs by (harness, model, any versions key …), keeping input order inside groups."""
+    groups: dict[tuple[str | None, ...], list[Run]] = {}
+    for run in runs:
+        groups.setdefault(tuple(group_key(run, k) for k in by), []).append(run)
+    return groups
+
+
+class RunStore(StoreBase):
+    """Runs, trajectories and artifacts."""
+
+    def save_run(self, run: Run) -> None:
+        """Insert or update a run (status, times, usage move as it progresses)."""
+        row = run_row(run)
+        stmt = self._insert(RunRow).values(row)
+        stmt = stmt.on_conflict_do_update(
+            index_elements=["id"], set_={k: stmt.excluded[k] for k in row if k != "id"}
+        )
+        with Session(self.engine) as s, s.begin():
+            s.execute(stmt)
+
+    def get_run(self, run_id: str) -> Run:
+        """The run with this id (StoreError if none)."""
+        with Session(self.engine) as s:
+            row = s.get(RunRow, run_id)
+            if row is None:
+                raise StoreError(f"no run {run_id!r} in the store")
+            return run_from(row)
+
+    def find_run(self, run_id: str) -> Run | None:
+        """The run with this id, or None."""
+        with Session(self.engine) as s:
+            row = s.get(RunRow, run_id)
+            return None if row is None else run_from(row)
+
+    def runs_with_prefix(self, prefix: str) -> list[Run]:
+        """Runs whose id starts with ``prefix`` (an imported file's runs)."""
+        pattern = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+        with Session(self.engine) as s:
+            rows = s.scalars(
+                select(RunRow).where(RunRow.id.like(pattern, escape="\\")).order_by(RunRow.id)
+            ).all()
+            return [run_from(r) for r in rows]
+
+    def imported(self, prefix: str) -> bool:
+        """Whether a file's runs (``prefix``) are stored, each imported whole."""
+        runs = self.runs_with_prefix(prefix)
+        return bool(runs) and all(r.metadata.get("import") == "done" for r in runs)
+
+    def _run_filters(
+        self,
+        pack_id: str | None,
+        task_id: str | None,
+        harness: str | None,
+        model: str | None,
+        status: str | None,
+        versions: dict[str, str] | None,
+    ) -> list[Any]:
+        conds = matching(
+            (RunRow.pack_id, pack_id),
+            (RunRow.task_id, task_id),
+            (RunRow.harness, harness),
+            (RunRow.model, model),
+            (RunRow.status, status),
+        )
+        for key, value in (versions or {}).items():
+            conds.append(RunRow.versions[key].as_string() == value)
+        return conds
+
+    def list_runs(
+        self,
+        *,
+        pack_id: str | None = None,
+        task_id: str | None = None,
+        harness: str | None = None,
+        model: str | None = None,
+        status: str | None = None,
+        versions: dict[str, str] | None = None,
+    ) -> list[Run]:
+        """Runs matching every filter given (``versions`` matches each key=value)."""
+        conds = self._run_filters(pack_id, task_id, harness, model, status, versions)
+        with Session(self.engine) as s:
+            rows = s.scalars(select(RunRow).where(and_(True, *conds)).order_by(RunRow.id)).all()
+            return [run_from(r) for r in rows]
+
+    def run_summaries(
+        self,
+        *,
+        pack_id: str | None = None,
+        task_id: str | None = None,
+        harness: str | None = None,
+        model: str | None = None,
+        status: str | None = None,
+        versions: dict[str, str] | None = None,
+    ) -> list[RunSummary]:
+        """Runs with their step, tool-call and error counts, counted in the database."""
+        counts = (
+            select(
+                StepRow.run_id.label("run_id"),
+                func.count().label("steps"),
+                func.sum(case((StepRow.kind == StepKind.TOOL_CALL.value, 1), else_=0)).label(
+                    "tool_calls"
+                ),
+                func.sum(
+                    case(((StepRow.kind == StepKind.ERROR.value) | StepRow.is_error, 1), else_=0)
+                ).label("errors"),
+            )
+            .group_by(StepRow.run_id)
+            .subquery()
+        )
+        conds = self._run_filters(pack_id, task_id, harness, model, status, versions)
+        stmt = (
+            select(RunRow, counts.c.steps, counts.c.tool_calls, counts.c.errors)
+            .outerjoin(counts, counts.c.run_id == RunRow.id)
+            .where(and_(True, *conds))
+            .order_by(RunRow.id)
+        )
+        with Session(self.engine) as s:
+            return [
+                RunSummary(
+                    run=run_from(row),
+                    steps=int(steps or 0),
+                    tool_calls=int(tools or 0),
+                    errors=int(errors or 0),
+                )
+                for row, steps, tools, errors in s.execute(stmt).all()
+            ]
+
+    def save_trajectory(self, trajectory: Trajectory) -> None:
+        """Store a run's steps, replacing any stored before (the run must exist)."""
+        with Session(self.engine) as s, s.begin():
+            if s.get(RunRow, trajectory.run_id) is None:
+                raise StoreError(f"save run {trajectory.run_id!r} before its trajectory")
+            s.execute(delete(StepRow).where(StepRow.run_id == trajectory.run_id))
+            rows = [step_row(trajectory.run_id, st) for st in trajectory.steps]
+            for start in range(0, len(rows), 1000):
+                s.execute(self._insert(StepRow).values(rows[start : start + 1000]))
+
+    def append_steps(self, run_id: str, steps: Sequence[Step]) -> None:
+        """Add steps to a run's trajectory (importers stream them in batches)."""
+        if not steps:
+            return
+        if self.backend == "sqlite":
+            # The DBAPI directly: SQLAlchemy's per-row parameter processing costs more than
+            # SQLite's insert itself, and imports write millions of rows.
+            rows = [step_tuple(run_id, st) for st in steps]
+            with self.engine.begin() as conn:
+                conn.exec_driver_sql(SQLITE_STEP_INSERT, rows)
+            return
+        with self.engine.begin() as conn:
+            conn.execute(insert(StepRow), [step_row(run_id, st) for st in steps])
+
+    def delete_steps(self, run_id: str) -> None:
+        """Remove a run's steps (before re-importing a partial import)."""
+        with self.engine.begin() as conn:
+            conn.execute(delete(StepRow).where(StepRow.run_id == run_id))
+
+    def get_trajectory(self, run_id: str) -> Trajectory:
+        """The run's steps in order (empty if none were stored)."""
+        with Session(self.engine) as s:
+            rows = s.scalars(
+                select(StepRow).where(StepRow.run_id == run_id).order_by(StepRow.idx)
+            ).all()
+            return Trajectory(run_id=run_id, steps=[step_from(r) for r in rows])
+
+    def save_artifact(self, artifact: Artifact) -> None:
+        """Insert or replace an artifact of a run."""
+        row = artifact.model_dump()
+        stmt = self._insert(ArtifactRow).values(row)
+        stmt = stmt.on_conflict_do_update(
+            index_elements=["run_id", "name"],
+            set_={k: stmt.excluded[k] for k in row if k not in ("run_id", "name")},
+        )
+        with Session(self.engine) as s, s.begin():
+            s.execute(stmt)
+
+    def list_artifacts(self, run_id: str) -> list[Artifact]:
+        """The run's artifacts by name."""
+        with Session(self.engine) as s:
+            rows = s.scalars(
+                select(ArtifactRow).where(ArtifactRow.run_id == run_id).order_by(ArtifactRow.name)
+            ).all()
+            return [
+                Artifact(
+                    run_id=r.run_id,
+                    name=r.name,
+                    media_type=r.media_type,
+                    sha256=r.sha256,
+                    size=r.size,
+                    content=r.content,
+                    uri=r.uri,
+                )
+                for r in rows
+            ]
+
+    def delete_run(self, run_id: str) -> dict[str, int]:
+        """Remove a run with everything about it; returns rows removed per table.
+
+        Its steps, artifacts, grades, verdicts, labels, and the votes and arena
+        comparisons that name it.
+        """
+        removed: dict[str, int] = {}
+        with Session(self.engine) as s, s.begin():
+            if s.get(RunRow, run_id) is None:
+                raise StoreError(f"no run {run_id!r} in the store")
+            for name, stmt in (
+                ("steps", delete(StepRow).where(StepRow.run_id == run_id)),
+                ("artifacts", delete(ArtifactRow).where(ArtifactRow.run_id == run_id)),
+                ("grades", delete(GradeRow).where(GradeRow.run_id == run_id)),
+                ("verdicts", delete(VerdictRow).where(VerdictRow.run_id == run_id)),
+                ("labels", delete(LabelRow).where(LabelRow.run_id == run_id)),
+                (
+                    "votes",
+                    delete(VoteRow).where((VoteRow.run_a == run_id) | (VoteRow.run_b == run_id)),
+                ),
+                (
+                    "comparisons",
+                    delete(ComparisonRow).where(
+                        (ComparisonRow.run_a == run_id) | (ComparisonRow.run_b == run_id)
+                    ),
+                ),
+                ("runs", delete(RunRow).where(RunRow.id == run_id)),
+            ):
+                removed[name] = int(s.execute(stmt).rowcount or 0)  # type: ignore[attr-defined]
+        return removed

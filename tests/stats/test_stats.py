@@ -1,0 +1,237 @@
+import math
+
+import krippendorff
+import numpy as np
+import pytest
+import scipy.stats as sps
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from sklearn.metrics import cohen_kappa_score, confusion_matrix, precision_recall_fscore_support
+from statsmodels.stats.inter_rater import cohens_kappa as sm_kappa
+from statsmodels.stats.weightstats import DescrStatsW
+
+from lhbench.stats import (
+    binary_metrics,
+    binomial_test,
+    bootstrap_ci,
+    cohen_kappa,
+    cohens_h,
+    krippendorff_alpha,
+    kruskal_wallis,
+    pass_rate,
+    proportion,
+    t_ci,
+)
+
+
+@st.composite
+def rating_pairs(draw: st.DrawFn) -> tuple[list[int], list[int], list[int]]:
+    k = draw(st.integers(2, 6))
+    labels = list(range(1, k + 1))
+    n = draw(st.integers(2, 40))
+    a = draw(st.lists(st.sampled_from(labels), min_size=n, max_size=n))
+    b = draw(st.lists(st.sampled_from(labels), min_size=n, max_size=n))
+    return a, b, labels
+
+
+@settings(max_examples=300, deadline=None)
+@given(rating_pairs(), st.sampled_from([None, "linear", "quadratic"]))
+def test_kappa_equals_sklearn(
+    pair: tuple[list[int], list[int], list[int]], weights: str | None
+) -> None:
+    a, b, labels = pair
+    ours = cohen_kappa(a, b, weights=weights, labels=labels)  # type: ignore[arg-type]
+    with np.errstate(all="ignore"):
+        import warnings
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            ref = cohen_kappa_score(a, b, weights=weights, labels=labels)
+    if math.isnan(ref):
+        assert math.isnan(ours)
+    else:
+        assert abs(ours - ref) < 1e-9
+
+
+def test_kappa_reference_vectors() -> None:
+    a, b = [1, 2, 2, 4, 4, 1, 2], [1, 2, 4, 4, 2, 1, 1]
+    assert cohen_kappa(a, b, weights="quadratic") == pytest.approx(0.6667, abs=1e-4)
+    # an unused middle category changes the answer: always pass the scale
+    assert cohen_kappa(a, b, weights="quadratic", labels=[1, 2, 3, 4]) == pytest.approx(
+        0.5594, abs=1e-4
+    )
+    assert cohen_kappa(a, b, weights="quadratic", labels=[1, 2, 3, 4, 5]) == pytest.approx(
+        0.5594, abs=1e-4
+    )
+    table = confusion_matrix(a, b, labels=[1, 2, 3, 4])
+    assert cohen_kappa(a, b, weights="linear", labels=[1, 2, 3, 4]) == pytest.approx(
+        sm_kappa(table, wt="linear").kappa, abs=1e-12
+    )
+    # string labels in an explicit order
+    lo = ["low", "mid", "high", "mid", "low"]
+    hi = ["low", "high", "high", "mid", "mid"]
+    assert cohen_kappa(lo, hi, weights="quadratic", labels=["low", "mid", "high"]) == pytest.approx(
+        cohen_kappa_score(lo, hi, weights="quadratic", labels=["low", "mid", "high"])
+    )
+    assert math.isnan(cohen_kappa([3, 3], [3, 3]))
+    with pytest.raises(ValueError, match="not in labels"):
+        cohen_kappa([1, 6], [1, 2], labels=[1, 2, 3, 4, 5])
+    with pytest.raises(ValueError, match="equal lengths"):
+        cohen_kappa([1], [1, 2])
+
+
+def test_bootstrap_matches_scipy_percentile_within_monte_carlo_error() -> None:
+    rng = np.random.default_rng(42)
+    x = rng.normal(3.0, 1.0, size=60)
+    ours = bootstrap_ci(x, n_resamples=4000, seed=1)
+    ref = sps.bootstrap(
+        (x,), np.mean, n_resamples=4000, method="percentile", rng=np.random.default_rng(2)
+    )
+    se = x.std(ddof=1) / math.sqrt(x.size)
+    assert abs(ours[0] - ref.confidence_interval.low) < 0.1 * se * 4
+    assert abs(ours[1] - ref.confidence_interval.high) < 0.1 * se * 4
+    # reference example from shared/reference/statistics.md
+    assert bootstrap_ci([1, 0, 1, 1, 0, 1, 1, 1, 0, 1], n_resamples=1000, seed=0) == pytest.approx(
+        (0.4, 1.0)
+    )
+
+
+def test_bootstrap_is_seeded_and_degenerate_data_gives_point_interval() -> None:
+    x = [3.1, 2.4, 4.0, 3.3, 2.9]
+    assert bootstrap_ci(x, seed=5) == bootstrap_ci(x, seed=5)
+    assert bootstrap_ci(x, seed=5) != bootstrap_ci(x, seed=6)
+    assert bootstrap_ci([1.0] * 8) == (1.0, 1.0)
+    with pytest.raises(ValueError, match="empty"):
+        bootstrap_ci([])
+    with pytest.raises(ValueError, match="NaN"):
+        bootstrap_ci([1.0, math.nan])
+
+
+def test_clustered_bootstrap_resamples_whole_tasks() -> None:
+    rng = np.random.default_rng(0)
+    # singleton clusters draw exactly what the plain bootstrap draws
+    x = rng.normal(size=25)
+    assert bootstrap_ci(x, clusters=list(range(25)), seed=3) == bootstrap_ci(x, seed=3)
+    # a generic statistic takes the slow path and agrees with the fast mean path
+    clusters = np.repeat(np.arange(10), 3).tolist()
+    y = rng.normal(size=30)
+    fast = bootstrap_ci(y, clusters=clusters, seed=4)
+    slow = bootstrap_ci(y, clusters=clusters, seed=4, statistic=lambda v: float(np.mean(v)))
+    assert fast == pytest.approx(slow)
+    # runs of one task move together: resampling tasks gives a wider (honest) interval
+    task_effect = np.repeat(rng.normal(0, 1, size=12), 5)
+    z = task_effect + rng.normal(0, 0.1, size=60)
+    tasks = np.repeat(np.arange(12), 5).tolist()
+    naive = bootstrap_ci(z, seed=0)
+    clustered = bootstrap_ci(z, clusters=tasks, seed=0)
+    assert (clustered[1] - clustered[0]) > 1.8 * (naive[1] - naive[0])
+    with pytest.raises(ValueError, match="cluster ids"):
+        bootstrap_ci(z, clusters=tasks[:-1])
+
+
+def test_t_ci_matches_statsmodels_and_reference() -> None:
+    assert t_ci([0.52, 0.55, 0.50]) == pytest.approx((0.46082, 0.58585), abs=1e-5)
+    rng = np.random.default_rng(1)
+    for n in (2, 3, 7, 30):
+        x = rng.normal(size=n)
+        assert t_ci(x, 0.9) == pytest.approx(DescrStatsW(x).tconfint_mean(alpha=0.1))
+    assert all(math.isnan(v) for v in t_ci([0.7]))
+    assert t_ci([0.5, 0.5, 0.5]) == (0.5, 0.5)
+
+
+def test_binary_metrics_reference_and_sklearn() -> None:
+    m = binary_metrics([1, 1, 0, 0, 1, 0, 1, 0], [1, 0, 0, 1, 1, 0, 1, 1])
+    assert (m.precision, m.recall, m.fpr, m.fnr) == pytest.approx((0.6, 0.75, 0.5, 0.25))
+    assert m.f1 == pytest.approx(2 / 3)
+    assert set(m.as_dict()) == {"f1", "precision", "recall", "fpr", "fnr"}
+    rng = np.random.default_rng(7)
+    for _ in range(50):
+        y = rng.integers(0, 2, size=rng.integers(1, 30)).tolist()
+        p = rng.integers(0, 2, size=len(y)).tolist()
+        ours = binary_metrics(y, p)
+        pr, rc, f1, _ = precision_recall_fscore_support(
+            y, p, average="binary", pos_label=1, zero_division=0
+        )
+        tn, fp, fn, tp = confusion_matrix(y, p, labels=[0, 1]).ravel()
+        assert (ours.precision, ours.recall, ours.f1) == pytest.approx((pr, rc, f1))
+        assert (ours.tp, ours.fp, ours.tn, ours.fn) == (tp, fp, tn, fn)
+    # verdict strings and one-class inputs
+    one = binary_metrics(["PASS", "PASS"], ["PASS", "FAIL"])
+    assert one.recall == 0.5 and math.isnan(one.fpr)
+    with pytest.raises(ValueError, match="expected 0/1"):
+        binary_metrics([1, 2], [1, 0])
+
+
+def test_krippendorff_matches_library() -> None:
+    rng = np.random.default_rng(3)
+    for level in ("nominal", "ordinal", "interval"):
+        for _ in range(10):
+            data = rng.integers(1, 6, size=(3, 15)).astype(float)
+            data[rng.random(data.shape) < 0.15] = np.nan
+            ours = krippendorff_alpha(data, level=level, values=[1, 2, 3, 4, 5])  # type: ignore[arg-type]
+            ref = krippendorff.alpha(data, level_of_measurement=level, value_domain=[1, 2, 3, 4, 5])
+            assert ours == pytest.approx(ref, abs=1e-9)
+    a, b = [1, 2, 2, 4, 4, 1, 2], [1, 2, 4, 4, 2, 1, 1]
+    assert krippendorff_alpha([a, b], level="ordinal") == pytest.approx(0.6996, abs=1e-4)
+
+
+def test_tests_and_proportions_match_scipy_and_the_papers_arithmetic() -> None:
+    assert binomial_test(70, 135).p_value == pytest.approx(0.73079, abs=1e-5)
+    assert binomial_test(65, 125).p_value == pytest.approx(0.7207, abs=1e-4)
+    for k, n in ((70, 135), (65, 125), (3, 20)):
+        assert binomial_test(k, n).p_value == pytest.approx(sps.binomtest(k, n).pvalue)
+    kw = kruskal_wallis([1, 2, 3, 4], [2, 3, 5, 6], [5, 6, 7, 8])
+    assert (kw.statistic, kw.p_value) == pytest.approx((6.7092, 0.03492), abs=1e-4)
+    flat = kruskal_wallis([3, 3], [3, 3, 3])
+    assert flat.degenerate and flat.p_value == 1.0
+    # LH-Bench pass rates and Table 11 recovery rates
+    for k, n, pct in (
+        (21, 27, 77.8),
+        (33, 57, 57.9),
+        (24, 44, 54.5),
+        (11, 21, 52.4),
+        (278, 419, 66.3),
+        (415, 590, 70.3),
+    ):
+        assert round(100 * proportion(k, n).rate, 1) == pct
+    assert proportion(21, 27).ci == pytest.approx((0.5924, 0.8939), abs=1e-4)
+    assert proportion(21, 27, method="exact").ci == pytest.approx((0.5774, 0.9138), abs=1e-4)
+    pr = pass_rate([5, 4, 3, 4, 2, 5])
+    assert (pr.k, pr.n) == (4, 6)
+    assert cohens_h(0.5, 0.5) == 0.0 and cohens_h(0.8, 0.2) == pytest.approx(1.2870, abs=1e-4)
+
+
+def test_kappa_rejects_nan_ratings_and_repeated_labels() -> None:
+    import math
+
+    with pytest.raises(ValueError, match="NaN"):
+        cohen_kappa([1, 2, math.nan], [1, 2, 3], labels=[1, 2, 3])
+    with pytest.raises(ValueError, match="NaN"):
+        cohen_kappa([1.0, float("nan")], [1.0, 2.0])  # a fresh NaN object each time, too
+    with pytest.raises(ValueError, match="repeated: 2"):
+        cohen_kappa([1, 2], [1, 2], labels=[1, 2, 2, 3])
+
+
+def test_aj_overall_is_the_mean_of_subdomain_f1() -> None:
+    from lhbench.stats import macro_f1
+
+    # AJ-Bench Table 3, gemini-3-pro-preview: seven subdomains, Overall 75.05
+    subs = {
+        "wide": 72.70,
+        "deep": 81.26,
+        "filesystem": 75.69,
+        "postgres": 73.20,
+        "ppt": 76.10,
+        "word": 72.14,
+        "excel": 74.28,
+    }
+    assert macro_f1(subs) == pytest.approx(75.05, abs=0.005)
+    # two subdomains by hand: fs 4 items, sql 2 items
+    fs = binary_metrics([1, 1, 0, 0], [1, 0, 0, 1]).f1  # tp 1, fp 1, fn 1 -> 0.5
+    sql = binary_metrics([1, 0], [1, 0]).f1  # perfect -> 1.0
+    assert (fs, sql) == (0.5, 1.0)
+    assert macro_f1({"fs": fs, "sql": sql}) == pytest.approx(0.75)
+    pooled = binary_metrics([1, 1, 0, 0, 1, 0], [1, 0, 0, 1, 1, 0]).f1  # tp 2, fp 1, fn 1
+    assert pooled == pytest.approx(2 / 3)  # the pooled figure differs, hence both are shown
+    with pytest.raises(ValueError):
+        macro_f1({})
