@@ -1,6 +1,7 @@
 # The two commands of the README: `make demo` and `make test`. Each sets up everything it
-# needs on a fresh machine: uv (from PyPI if missing) and the locked environment; `make test`
-# also Chromium and Node/npm from Debian when they are missing (scripts/system-deps).
+# needs on a fresh machine: uv (from PyPI if missing), the locked environment and bubblewrap
+# (the sandbox); `make test` also Chromium and Node/npm. System packages come from Debian
+# only when missing (scripts/system-deps).
 SHELL := /bin/bash
 UV := $(shell command -v uv 2>/dev/null || echo "python3 -m uv")
 
@@ -14,6 +15,7 @@ setup: .venv/.synced
 	@touch $@
 
 demo: setup
+	@scripts/system-deps sandbox
 	$(UV) run lhbench demo
 
 test: setup

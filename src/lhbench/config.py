@@ -47,6 +47,19 @@ class Settings(BaseSettings):
     aj_postgres_url: str | None = Field(
         default=None, description="Replay SQL tasks on this PostgreSQL server instead of SQLite."
     )
+    sandbox: str = Field(
+        default="auto",
+        description="Where untrusted code runs: auto (bubblewrap, else a container runtime), "
+        "bubblewrap, container, or none (needs unsafe_no_sandbox).",
+    )
+    unsafe_no_sandbox: bool = Field(
+        default=False,
+        description="Allow running agents, checks and replays unconfined when no sandbox works "
+        "(runs are recorded as unsandboxed).",
+    )
+    sandbox_image: str = Field(
+        default="python:3.11-slim", description="Image of the container sandbox backend."
+    )
 
     @classmethod
     def settings_customise_sources(

@@ -37,6 +37,16 @@ MCP_SERVERS = (
 )
 
 
+SLOW_MCP_SERVERS = (
+    "mcp_servers:\n"
+    "  notes:\n"
+    "    command: ['{{python}}', '-c', 'import time, runpy, sys; time.sleep({delay}); "
+    'sys.argv = ["lhbench.tools", "fs", sys.argv[1]]; '
+    'runpy.run_module("lhbench.tools", run_name="__main__")\', \'{{workspace}}\']\n'
+    "    startup_timeout_s: 90\n"
+)
+
+
 def write_harness_pack(
     root: Path,
     *,
@@ -44,10 +54,15 @@ def write_harness_pack(
     wall_seconds: float | None = None,
     hooks: bool = True,
     mcp: bool = False,
+    turns: list[str] | None = None,
+    mcp_delay_s: float = 0.0,
 ) -> Path:
     (root / "tasks" / "greet" / "initial").mkdir(parents=True)
+    servers = MCP_SERVERS
+    if mcp_delay_s:  # a server slow to start, as on a loaded machine; the pack allows for it
+        servers = SLOW_MCP_SERVERS.format(delay=mcp_delay_s)
     (root / "pack.yaml").write_text(
-        "id: harness-mini\nversion: '1'\nenvironment: filesystem\n" + (MCP_SERVERS if mcp else "")
+        "id: harness-mini\nversion: '1'\nenvironment: filesystem\n" + (servers if mcp else "")
     )
     (root / "tasks" / "greet" / "initial" / "README.md").write_text("# project\n")
     (root / "tasks" / "greet" / "check.py").write_text(CHECK)
@@ -59,8 +74,13 @@ def write_harness_pack(
             + (f"  wall_seconds: {wall_seconds}\n" if wall_seconds else "")
         )
     (root / "tasks" / "greet" / "task.yaml").write_text(
-        "title: Greet\ninstruction: Write greeting.txt saying hello, world.\n"
-        "environment:\n  initial_state: initial\n"
+        "title: Greet\n"
+        + (
+            "turns:\n" + "".join(f"  - {t!r}\n" for t in turns)
+            if turns
+            else "instruction: Write greeting.txt saying hello, world.\n"
+        )
+        + "environment:\n  initial_state: initial\n"
         + (HOOKS if hooks else "")
         + ("  mcp_servers: [notes]\n" if mcp else "")
         + "skills: [greeter]\n"

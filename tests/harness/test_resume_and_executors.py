@@ -81,7 +81,18 @@ def test_killed_run_resumes_from_the_manifest(tmp_path: Path) -> None:
         [run] = store.list_runs()
         assert run.status == RunStatus.COMPLETED and run.metadata["resumed"] is True
         traj = store.get_trajectory(run.id)
-    calls = [s for s in traj.steps if s.kind == StepKind.TOOL_CALL]
+    # every step before the kill is kept (journaled as it happened), then the resumption
+    [note] = [s for s in traj.steps if s.metadata.get("resumed")]
+    before, after = traj.steps[: note.index], traj.steps[note.index + 1 :]
+    assert [s.index for s in traj.steps] == list(range(len(traj.steps)))
+    written_before = {
+        s.tool_input["path"]
+        for s in before
+        if s.kind == StepKind.TOOL_CALL and s.tool_name == "write_file"
+    }
+    assert {f"{s}.txt" for s in done_before} <= written_before
+    assert before[0].kind == StepKind.MESSAGE and before[1].tool_name == "read_manifest"
+    calls = [s for s in after if s.kind == StepKind.TOOL_CALL]
     assert calls[0].tool_name == "read_manifest"
     rewritten = {c.tool_input["path"] for c in calls if c.tool_name == "write_file"}
     assert not rewritten & {f"{s}.txt" for s in done_before}  # completed steps were not redone

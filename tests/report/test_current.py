@@ -155,3 +155,13 @@ def test_leaderboard_shows_pass_rate_with_a_wilson_interval(tmp_path: Path) -> N
     assert float(row["ci_low %"]) == pytest.approx(100 * ci.low)
     assert float(row["ci_high %"]) == pytest.approx(100 * ci.high)
     assert not math.isnan(float(row["pass %"])) and "Pass rate" in files.markdown.read_text()
+
+
+def test_runs_made_without_a_sandbox_are_named_at_the_top(tmp_path: Path) -> None:
+    runs = [make_run(f"r{i}", task_id=f"t{i}") for i in range(3)]
+    runs[1] = runs[1].model_copy(update={"metadata": {"sandbox": "none", "unsandboxed": True}})
+    files = write_report(ReportData.build(runs), tmp_path / "r")
+    md = files.markdown.read_text()
+    assert "1 of 3 runs ran without a sandbox" in md
+    clean = write_report(ReportData.build(runs[:1]), tmp_path / "c")
+    assert "without a sandbox" not in clean.markdown.read_text()

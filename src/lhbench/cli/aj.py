@@ -10,6 +10,7 @@ import typer
 from lhbench.cli.common import (
     DbOption,
     JsonOption,
+    UnsafeOption,
     dump_json,
     new_table,
     open_store,
@@ -77,6 +78,7 @@ def aj_run(
         bool, typer.Option("--retry-errors", help="Re-ask verdicts that failed to parse.")
     ] = False,
     as_json: JsonOption = False,
+    unsafe_no_sandbox: UnsafeOption = False,
     db: DbOption = None,
 ) -> None:
     """Label a pack's runs with their checks, then judge each one (re-runs skip what is stored).
@@ -89,7 +91,7 @@ def aj_run(
 
     if judge not in ("agent", "llm"):
         raise ConfigError(f"--judge {judge!r}: expected agent or llm")
-    settings = settings_for(db)
+    settings = settings_for(db, unsafe_no_sandbox=unsafe_no_sandbox)
     if not (model or settings.aj_model):
         raise ConfigError(
             "no judge model: pass --model or set aj_model in lhbench.toml (LHBENCH_AJ_MODEL)"

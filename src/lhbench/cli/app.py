@@ -7,7 +7,20 @@ import sys
 import typer
 
 from lhbench import __version__
-from lhbench.cli import aj, db, demo, imports, judge, packs, report, runs, users, verify, web
+from lhbench.cli import (
+    aj,
+    db,
+    demo,
+    doctor,
+    imports,
+    judge,
+    packs,
+    report,
+    runs,
+    users,
+    verify,
+    web,
+)
 from lhbench.cli.common import err, say
 from lhbench.errors import LhbenchError
 
@@ -20,7 +33,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
-for module in (demo, packs, db, runs, judge, imports, verify, report, aj, users, web):
+for module in (demo, doctor, packs, db, runs, judge, imports, verify, report, aj, users, web):
     module.register(app)
 
 

@@ -26,6 +26,7 @@ from lhbench.store import Store
 __all__ = [
     "DbOption",
     "JsonOption",
+    "UnsafeOption",
     "dump_json",
     "err",
     "new_table",
@@ -47,6 +48,14 @@ DbOption = Annotated[
     str | None, typer.Option("--db", help="Store URL (default: LHBENCH_DB_URL or .lhbench/).")
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="Machine-readable output.")]
+UnsafeOption = Annotated[
+    bool,
+    typer.Option(
+        "--unsafe-no-sandbox",
+        help="Where no sandbox works, run agents, checks and replays unconfined "
+        "(recorded on each run). Never on a machine with secrets.",
+    ),
+]
 
 
 def say(text: str, *, style: str | None = None, to_err: bool = False) -> None:
@@ -59,9 +68,14 @@ def warn(text: str) -> None:
     err.print(text, markup=False, style="yellow", soft_wrap=True)
 
 
-def settings_for(db: str | None = None) -> Settings:
-    """Settings, with ``--db`` given precedence."""
-    return load_settings(db_url=db) if db else load_settings()
+def settings_for(db: str | None = None, *, unsafe_no_sandbox: bool = False) -> Settings:
+    """Settings, with ``--db`` (and ``--unsafe-no-sandbox`` when given) taking precedence."""
+    overrides: dict[str, object] = {}
+    if db:
+        overrides["db_url"] = db
+    if unsafe_no_sandbox:
+        overrides["unsafe_no_sandbox"] = True
+    return load_settings(**overrides)
 
 
 def _sqlite_path(url: str) -> Path | None:

@@ -16,7 +16,15 @@ from typing import Annotated, Any
 
 import typer
 
-from lhbench.cli.common import DbOption, open_store, out, progress_factory, say, settings_for
+from lhbench.cli.common import (
+    DbOption,
+    UnsafeOption,
+    open_store,
+    out,
+    progress_factory,
+    say,
+    settings_for,
+)
 from lhbench.cli.packs import pack_table, rubric_table
 from lhbench.cli.runs import print_summary
 from lhbench.config import Settings
@@ -70,6 +78,7 @@ def demo(
     model: Annotated[
         str | None, typer.Option(help="Agent model for the sample runs (default: the stub).")
     ] = None,
+    unsafe_no_sandbox: UnsafeOption = False,
     db: DbOption = None,
 ) -> None:
     """Run the main job on the bundled defaults: run, verify, grade, compare, judge, report.
@@ -84,10 +93,20 @@ def demo(
     )
     from lhbench.packs import load_pack
 
-    settings = settings_for(db)
+    settings = settings_for(db, unsafe_no_sandbox=unsafe_no_sandbox)
     loaded = [(load_pack(d), d) for d in all_pack_dirs(settings)]
     out.print(pack_table(loaded, "Task packs (validated)"))
     out.print(rubric_table(loaded))
+    from lhbench.jobs.api import sandbox_for
+
+    sandbox = sandbox_for(settings)  # refuses here, before any work, when none works
+    say(
+        f"sandbox: {sandbox.name} (agents' commands, checks and replays run confined; "
+        "`lhbench doctor` says how)"
+        if sandbox.name != "none"
+        else "sandbox: NONE (--unsafe-no-sandbox): agents' commands run unconfined",
+        style=None if sandbox.name != "none" else "bold red",
+    )
     needs_stub = not (model and settings.judge_panel and settings.aj_model)
     progress = progress_factory(True)
     with open_store(settings) as store, _stub(needs_stub) as url:

@@ -11,6 +11,7 @@ import typer
 from lhbench.cli.common import (
     DbOption,
     JsonOption,
+    UnsafeOption,
     dump_json,
     err,
     open_store,
@@ -56,6 +57,7 @@ def import_(
         ),
     ] = False,
     as_json: JsonOption = False,
+    unsafe_no_sandbox: UnsafeOption = False,
     db: DbOption = None,
 ) -> None:
     """Import existing transcripts as runs; re-importing a file is a no-op.
@@ -68,7 +70,7 @@ def import_(
     """
     from lhbench.jobs import import_transcripts
 
-    settings = settings_for(db)
+    settings = settings_for(db, unsafe_no_sandbox=unsafe_no_sandbox)
     with open_store(settings) as store:
         res = asyncio.run(
             import_transcripts(

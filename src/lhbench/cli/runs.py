@@ -10,6 +10,7 @@ import typer
 from lhbench.cli.common import (
     DbOption,
     JsonOption,
+    UnsafeOption,
     dump_json,
     new_table,
     open_store,
@@ -146,6 +147,7 @@ def run_(
         bool, typer.Option("--no-verify", help="Do not run the tasks' checks afterwards.")
     ] = False,
     as_json: JsonOption = False,
+    unsafe_no_sandbox: UnsafeOption = False,
     db: DbOption = None,
 ) -> None:
     """Run a harness on a pack's tasks; finished runs are skipped, interrupted ones resume.
@@ -157,7 +159,7 @@ def run_(
 
     if not model:
         raise ConfigError("--model is required (a model string or an alias from lhbench.toml)")
-    settings = settings_for(db)
+    settings = settings_for(db, unsafe_no_sandbox=unsafe_no_sandbox)
     with open_store(settings) as store:
         res = asyncio.run(
             run_agents(

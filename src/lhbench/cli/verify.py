@@ -10,6 +10,7 @@ import typer
 from lhbench.cli.common import (
     DbOption,
     JsonOption,
+    UnsafeOption,
     dump_json,
     open_store,
     progress_factory,
@@ -28,6 +29,7 @@ def verify(
         bool, typer.Option("--retry-errors", help="Re-run checks that crashed or timed out.")
     ] = False,
     as_json: JsonOption = False,
+    unsafe_no_sandbox: UnsafeOption = False,
     db: DbOption = None,
 ) -> None:
     """Label stored runs: each task's verify script (and hook checks) on the run's final state.
@@ -38,7 +40,7 @@ def verify(
     """
     from lhbench.jobs import verify_runs
 
-    settings = settings_for(db)
+    settings = settings_for(db, unsafe_no_sandbox=unsafe_no_sandbox)
     with open_store(settings, create=False) as store:
         results = asyncio.run(
             verify_runs(

@@ -2,20 +2,35 @@
 
 from lhbench.envs.filesystem import FS_TOOLS, ReplayReport, copy_initial_state, replay_filesystem
 from lhbench.envs.paths import EscapeError, inside
-from lhbench.envs.sql import SQL_TOOLS, PostgresDatabases, SqlState, replay_sql, split_statements
-from lhbench.envs.verify import VerifyError, VerifyPool, VerifyResult, run_verify
+from lhbench.envs.sql import (
+    SQL_TOOLS,
+    PostgresDatabases,
+    ReplayError,
+    SqlState,
+    replay_sql,
+    split_statements,
+)
+from lhbench.envs.verify import (
+    VerifyError,
+    VerifyResult,
+    check_limits,
+    database_access,
+    run_verify,
+)
 
 __all__ = [
     "FS_TOOLS",
     "SQL_TOOLS",
     "EscapeError",
     "PostgresDatabases",
+    "ReplayError",
     "ReplayReport",
     "SqlState",
     "VerifyError",
-    "VerifyPool",
     "VerifyResult",
+    "check_limits",
     "copy_initial_state",
+    "database_access",
     "inside",
     "replay_filesystem",
     "replay_sql",

@@ -1,14 +1,44 @@
-"""Paths inside an environment root: nothing a trajectory or a judge names may leave it."""
+"""Paths inside an environment root: nothing a trajectory, an agent or a judge names may leave it.
+
+:func:`inside` checks a name; :func:`open_beneath` opens it without following a symlink at
+any step, so a link swapped in between the check and the open (by an agent's concurrent
+shell command) cannot lead out either, and refuses devices, FIFOs and sockets (a FIFO
+would block a reader forever).
+"""
 
 from __future__ import annotations
 
+import contextlib
+import errno
+import os
+import stat
 from pathlib import Path
 
-__all__ = ["EscapeError", "inside"]
+__all__ = [
+    "EscapeError",
+    "NotARegularFile",
+    "inside",
+    "open_beneath",
+    "read_beneath",
+    "write_beneath",
+]
 
 
 class EscapeError(ValueError):
     """A path that would leave the environment root."""
+
+
+class NotARegularFile(ValueError):
+    """A device, FIFO, socket or other special file, which tools never open."""
+
+
+def _check_name(rel: str) -> None:
+    if "\x00" in rel:
+        raise EscapeError(f"path {rel!r} contains a NUL byte")
+    if rel.startswith(("/", "\\")) or (len(rel) > 1 and rel[1] == ":"):
+        raise EscapeError(f"path {rel!r} is absolute; paths are relative to the environment root")
+    if ".." in Path(rel).parts:
+        raise EscapeError(f"path {rel!r} climbs out with '..'")
 
 
 def inside(root: Path, rel: str, *, must_exist: bool = False) -> Path:
@@ -18,13 +48,7 @@ def inside(root: Path, rel: str, *, must_exist: bool = False) -> Path:
         EscapeError: the path is absolute, climbs out, or resolves (via a symlink) outside.
         FileNotFoundError: with ``must_exist``, when it does not exist.
     """
-    if "\x00" in rel:
-        raise EscapeError(f"path {rel!r} contains a NUL byte")
-    if rel.startswith(("/", "\\")) or (len(rel) > 1 and rel[1] == ":"):
-        raise EscapeError(f"path {rel!r} is absolute; paths are relative to the environment root")
-    parts = Path(rel).parts
-    if ".." in parts:
-        raise EscapeError(f"path {rel!r} climbs out with '..'")
+    _check_name(rel)
     base = root.resolve()
     target = (base / rel).resolve()
     if target != base and not target.is_relative_to(base):
@@ -32,3 +56,87 @@ def inside(root: Path, rel: str, *, must_exist: bool = False) -> Path:
     if must_exist and not target.exists():
         raise FileNotFoundError(f"no such file or directory: {rel}")
     return target
+
+
+def open_beneath(
+    root: Path, rel: str, flags: int = os.O_RDONLY, *, mode: int = 0o644, make_parents: bool = False
+) -> int:
+    """A file descriptor for ``root/rel``, no symlink followed on the way (the caller closes it).
+
+    Raises:
+        EscapeError: the name leaves the root, or a component is a symlink.
+        NotARegularFile: the target is a device, FIFO or socket.
+        FileNotFoundError, IsADirectoryError, NotADirectoryError: as ``open``.
+    """
+    _check_name(rel)
+    parts = [p for p in Path(rel).parts if p not in ("", ".")]
+    dirfd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        for part in parts[:-1]:
+            if make_parents:
+                with contextlib.suppress(FileExistsError):
+                    os.mkdir(part, 0o755, dir_fd=dirfd)
+            try:
+                nfd = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=dirfd)
+            except OSError as exc:
+                if exc.errno in (errno.ELOOP, errno.ENOTDIR) and os.path.islink(
+                    os.path.join(f"/proc/self/fd/{dirfd}", part)
+                ):
+                    raise EscapeError(f"path {rel!r} goes through a symlink ({part})") from None
+                raise
+            os.close(dirfd)
+            dirfd = nfd
+        if not parts:
+            return os.dup(dirfd)
+        try:
+            fd = os.open(parts[-1], flags | os.O_NOFOLLOW | os.O_NONBLOCK, mode, dir_fd=dirfd)
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                raise EscapeError(f"path {rel!r} is a symlink") from None
+            raise
+        st = os.fstat(fd)
+        if not (stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode)):
+            os.close(fd)
+            raise NotARegularFile(f"{rel} is not a regular file (device, FIFO or socket)")
+        os.set_blocking(fd, True)
+        return fd
+    finally:
+        os.close(dirfd)
+
+
+def read_beneath(root: Path, rel: str, *, limit: int) -> tuple[bytes, int]:
+    """Up to ``limit`` bytes of ``root/rel`` and the file's full size.
+
+    Raises:
+        IsADirectoryError: it is a directory. (And what :func:`open_beneath` raises.)
+    """
+    fd = open_beneath(root, rel)
+    try:
+        st = os.fstat(fd)
+        if stat.S_ISDIR(st.st_mode):
+            raise IsADirectoryError(f"{rel} is a directory")
+        chunks, got = [], 0
+        while got < limit:
+            data = os.read(fd, min(1 << 20, limit - got))
+            if not data:
+                break
+            chunks.append(data)
+            got += len(data)
+        return b"".join(chunks), st.st_size
+    finally:
+        os.close(fd)
+
+
+def write_beneath(root: Path, rel: str, data: bytes) -> None:
+    """Create or replace ``root/rel`` (parents made), never through a symlink."""
+    fd = open_beneath(
+        root, rel, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode=0o644, make_parents=True
+    )
+    try:
+        if stat.S_ISDIR(os.fstat(fd).st_mode):
+            raise IsADirectoryError(f"{rel} is a directory")
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+    finally:
+        os.close(fd)

@@ -1,20 +1,38 @@
-"""Verify scripts: a task's own Python check of a replayed final state; its result is the label.
+"""Verify scripts: a task's own Python check of a final state; its result is the label.
 
 A verify script is run as ``python verify.py --root DIR`` (filesystem) or
 ``python verify.py --db URL`` (SQL). Exit code 0 means the task was done, 1 that it was
-not; anything else, or a timeout, is an error, never a label. The script may print one
-JSON object ``{"detail": "..."}`` as its last line.
+not; anything else (an uncaught exception included: the script runs through
+:func:`~lhbench.sandbox.script_argv`), or a timeout, is an error, never a label. The
+script may print one JSON object ``{"detail": "..."}`` as its last line.
+
+A script is pack code: each runs as a fresh process in the sandbox, seeing its task's
+directory and the state read-only, its database through the forwarder, nothing else, with
+time, memory and process limits. A script that patches ``sys.exit``, calls ``os._exit`` or
+hangs affects only itself.
 """
 
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["VerifyError", "VerifyPool", "VerifyResult", "run_verify"]
+from sqlalchemy.engine import make_url
+
+from lhbench.sandbox import (
+    CRASH_EXIT,
+    Endpoint,
+    Limits,
+    Sandbox,
+    get_sandbox,
+    policy_for,
+    run_sandboxed_sync,
+    script_argv,
+)
+
+__all__ = ["VerifyError", "VerifyResult", "check_limits", "database_access", "run_verify"]
 
 
 class VerifyError(RuntimeError):
@@ -30,124 +48,74 @@ class VerifyResult:
     seconds: float
 
 
-def run_verify(
-    script: Path, *, root: Path | None = None, db_url: str | None = None, timeout: float = 60
-) -> VerifyResult:
-    """Run a verify script against a replayed state."""
-    import time
+def database_access(db_url: str | None) -> tuple[list[Path], list[Endpoint]]:
+    """What a sandboxed reader of ``db_url`` needs.
 
-    args = [sys.executable, str(script)]
+    The SQLite file's directory (read-only), or the PostgreSQL server as an endpoint.
+    """
+    if db_url is None:
+        return [], []
+    url = make_url(db_url.replace("postgresql://", "postgresql+psycopg://", 1))
+    if url.get_backend_name() == "sqlite":
+        return ([Path(url.database).parent] if url.database else []), []
+    host, port = url.host or "127.0.0.1", int(url.port or 5432)
+    return [], [Endpoint(host, port, port)]
+
+
+def check_limits(timeout: float) -> Limits:
+    """What one check may use: ``timeout`` of wall and CPU time, 1 GiB, 64 MiB files."""
+    return Limits(
+        wall_s=timeout, cpu_s=max(1, int(timeout)), memory_mb=1024, file_mb=64, processes=32
+    )
+
+
+def run_verify(
+    script: Path,
+    *,
+    root: Path | None = None,
+    db_url: str | None = None,
+    timeout: float = 60,
+    sandbox: Sandbox | None = None,
+) -> VerifyResult:
+    """Run a verify script against a final state, in the sandbox.
+
+    Raises:
+        VerifyError: it crashed, timed out, or exited with neither 0 nor 1.
+    """
+    sandbox = sandbox or get_sandbox()
+    extra: list[str] = []
+    readable = [script.parent]
     if root is not None:
-        args += ["--root", str(root)]
+        extra += ["--root", str(root)]
+        readable.append(root)
+    dirs, endpoints = database_access(db_url)
+    readable += dirs
     if db_url is not None:
-        args += ["--db", db_url]
+        extra += ["--db", db_url]
+    args = script_argv(script, *extra)
+    policy = policy_for(
+        root or script.parent,
+        readable=readable,
+        endpoints=endpoints,
+        env={"LHBENCH_IN_SANDBOX": "1"},
+        limits=check_limits(timeout),
+    )
     t0 = time.perf_counter()
-    try:
-        proc = subprocess.run(
-            args, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL
-        )
-    except subprocess.TimeoutExpired:
-        raise VerifyError(f"{script}: timed out after {timeout}s") from None
+    res = run_sandboxed_sync(sandbox, args, policy)
     seconds = time.perf_counter() - t0
-    if proc.returncode not in (0, 1):
-        tail = (proc.stderr or proc.stdout).strip().splitlines()[-3:]
-        raise VerifyError(f"{script}: exited {proc.returncode}: {' | '.join(tail)}")
+    if res.timed_out:
+        raise VerifyError(f"{script}: timed out after {timeout}s")
+    out, err = res.text(), res.text("stderr")
+    if res.returncode not in (0, 1):
+        tail = (err or out).strip().splitlines()[-3:]
+        what = "crashed" if res.returncode == CRASH_EXIT else f"exited {res.returncode}"
+        raise VerifyError(f"{script}: {what}: {' | '.join(tail)[-500:]}")
     detail = ""
-    lines = proc.stdout.strip().splitlines()
+    lines = out.strip().splitlines()
     if lines:
         try:
-            detail = str(json.loads(lines[-1]).get("detail", ""))
-        except (json.JSONDecodeError, AttributeError):
+            doc = json.loads(lines[-1])
+            detail = str(doc.get("detail", "")) if isinstance(doc, dict) else lines[-1]
+        except json.JSONDecodeError:
             detail = lines[-1]
-    return VerifyResult(passed=proc.returncode == 0, detail=detail, seconds=seconds)
-
-
-def _run_in_worker(script: str, argv: list[str]) -> tuple[int, str, str]:
-    """Run a verify script inside a pool worker process (argv and stdout are per-process)."""
-    import contextlib
-    import io
-    import runpy
-
-    out, err = io.StringIO(), io.StringIO()
-    code = 0
-    saved = sys.argv
-    sys.argv = [script, *argv]
-    try:
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            runpy.run_path(script, run_name="__main__")
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 2)
-    except BaseException as exc:  # a crashing script: no label
-        code = 3
-        err.write(f"{type(exc).__name__}: {exc}")
-    finally:
-        sys.argv = saved
-    return code, out.getvalue(), err.getvalue()
-
-
-def _warm() -> None:
-    # what verify scripts import, loaded once per worker rather than once per check
-    import sqlalchemy  # noqa: F401
-
-    import lhbench.envs.checks  # noqa: F401
-
-
-class VerifyPool:
-    """Verify scripts in a pool of warm worker processes.
-
-    Isolated from the caller and from each other's argv and output, without a Python
-    start-up per check.
-    """
-
-    def __init__(self, workers: int = 2) -> None:
-        from concurrent.futures import ProcessPoolExecutor
-        from multiprocessing import get_context
-
-        self._pool = ProcessPoolExecutor(
-            max_workers=workers, mp_context=get_context("spawn"), initializer=_warm
-        )
-
-    def run(
-        self,
-        script: Path,
-        *,
-        root: Path | None = None,
-        db_url: str | None = None,
-        timeout: float = 60,
-    ) -> VerifyResult:
-        """Like :func:`run_verify`, in a warm worker."""
-        import time
-        from concurrent.futures import TimeoutError as FutureTimeout
-
-        argv: list[str] = []
-        if root is not None:
-            argv += ["--root", str(root)]
-        if db_url is not None:
-            argv += ["--db", db_url]
-        t0 = time.perf_counter()
-        try:
-            code, out, err = self._pool.submit(_run_in_worker, str(script), argv).result(
-                timeout=timeout
-            )
-        except FutureTimeout:
-            raise VerifyError(f"{script}: timed out after {timeout}s") from None
-        if code not in (0, 1):
-            raise VerifyError(f"{script}: exited {code}: {(err or out).strip()[-300:]}")
-        detail = ""
-        lines = out.strip().splitlines()
-        if lines:
-            try:
-                detail = str(json.loads(lines[-1]).get("detail", ""))
-            except (json.JSONDecodeError, AttributeError):
-                detail = lines[-1]
-        return VerifyResult(passed=code == 0, detail=detail, seconds=time.perf_counter() - t0)
-
-    def close(self) -> None:
-        """Stop the workers."""
-        self._pool.shutdown(wait=True, cancel_futures=True)
-
-    def __enter__(self) -> VerifyPool:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+    return VerifyResult(passed=res.returncode == 0, detail=detail[:2000], seconds=seconds)

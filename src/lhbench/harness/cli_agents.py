@@ -22,7 +22,6 @@ The CLI's stdout is the transcript, normalized by the matching importer.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import re
@@ -30,6 +29,8 @@ import shlex
 import shutil
 import subprocess
 import sys
+import time
+import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,6 +42,7 @@ from lhbench.ingest.claude_code import read_claude_code
 from lhbench.ingest.codex import read_codex
 from lhbench.ingest.gemini import read_gemini
 from lhbench.models import ModelSpec
+from lhbench.sandbox import Endpoint, Limits, Sandbox, policy_for, run_sandboxed
 from lhbench.schema import HookSpec, McpServerSpec, Step
 
 __all__ = [
@@ -61,7 +63,11 @@ class CliNotInstalled(RuntimeError):
 
 @dataclass
 class CliJob:
-    """What a CLI's setup needs to know about one run."""
+    """What a CLI's setup needs to know about one turn of one run.
+
+    ``turn`` is 0-based; ``session`` is the CLI's session id once known (a later turn
+    resumes it). ``checks_dir`` holds the task's hook checks, read-only in the sandbox.
+    """
 
     ws: Workspace
     task_dir: Path
@@ -71,10 +77,17 @@ class CliJob:
     hooks: list[HookSpec]
     skills: dict[str, str]
     mcp: dict[str, McpServerSpec] = field(default_factory=dict)
+    turn: int = 0
+    session: str | None = None
+    checks_dir: Path | None = None
 
     def mcp_argv(self) -> dict[str, list[str]]:
         """Each MCP server's command, placeholders filled in."""
         return {n: m.argv(sys.executable, str(self.ws.root)) for n, m in self.mcp.items()}
+
+    def mcp_startup_s(self) -> float:
+        """How long a pack MCP server may take to start (the longest any of them declares)."""
+        return max((m.startup_timeout_s for m in self.mcp.values()), default=60.0)
 
     def api_key(self) -> str:
         """The model's key, or a placeholder for a local server that checks none."""
@@ -105,7 +118,7 @@ class CliJob:
                     "--cli",
                     agent.hook_cli,
                     "--check",
-                    str(self.task_dir / check),
+                    str((self.checks_dir or self.task_dir) / check),
                     "--root",
                     str(self.ws.root),
                     "--log",
@@ -163,14 +176,19 @@ def _claude_setup(job: CliJob, binary: Path) -> tuple[list[str], dict[str, str]]
         "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
         "CLAUDE_CODE_MAX_RETRIES": str(job.model.max_retries),
         "DISABLE_AUTOUPDATER": "1",
-        "IS_SANDBOX": "1",  # we run as root in a sandbox; the CLI refuses otherwise
-        # wait for MCP servers before the first model call (the default does not)
+        "IS_SANDBOX": "1",  # it runs in lhbench's sandbox
+        # wait for MCP servers before the first model call (the default does not), as long
+        # as the pack allows a server to start
         "MCP_CONNECTION_NONBLOCKING": "false",
+        "MCP_TIMEOUT": str(int(1000 * job.mcp_startup_s())),
     }
+    session = ["--resume", job.session] if job.turn and job.session else []
+    if job.turn == 0 and job.session:
+        session = ["--session-id", job.session]
     argv = [
         str(binary),
         "-p",
-        job.prompt,
+        *session,
         "--output-format",
         "stream-json",
         "--verbose",
@@ -182,6 +200,8 @@ def _claude_setup(job: CliJob, binary: Path) -> tuple[list[str], dict[str, str]]
         "--mcp-config",
         str(mcp),
         "--strict-mcp-config",  # no other MCP source (project ones would need approval)
+        "--",
+        job.prompt,
     ]
     return argv, env
 
@@ -238,6 +258,8 @@ def _codex_setup(job: CliJob, binary: Path) -> tuple[list[str], dict[str, str]]:
         + "".join(
             f"[mcp_servers.{name}]\ncommand = {_toml(argv[0])}\n"
             f"args = [{', '.join(_toml(a) for a in argv[1:])}]\n"
+            f"startup_timeout_sec = {job.mcp[name].startup_timeout_s:g}\n"
+            "required = true\n"  # a server that fails to start fails the run, not silently
             + (
                 f"[mcp_servers.{name}.env]\n"
                 + "".join(f"{k} = {_toml(v)}\n" for k, v in job.mcp[name].env.items())
@@ -266,9 +288,10 @@ def _codex_setup(job: CliJob, binary: Path) -> tuple[list[str], dict[str, str]]:
         "remote_plugin",
         "--disable",
         "apps",
-        job.prompt,
     ]
-    return argv, env
+    if job.turn and job.session:
+        argv += ["resume", job.session]
+    return [*argv, job.prompt], env
 
 
 def _gemini_setup(job: CliJob, binary: Path) -> tuple[list[str], dict[str, str]]:
@@ -305,8 +328,10 @@ def _gemini_setup(job: CliJob, binary: Path) -> tuple[list[str], dict[str, str]]
     }
     (job.ws.run_dir / "tmp").mkdir(exist_ok=True)
     # -m pins the model, so no router call goes to another model first
-    argv = [str(binary), "-m", job.model.name, "-p", job.prompt, "--output-format", "stream-json"]
-    return [*argv, "--yolo"], env
+    argv = [str(binary), "-m", job.model.name, "--output-format", "stream-json", "--yolo"]
+    if job.session:
+        argv += ["--resume", job.session] if job.turn else ["--session-id", job.session]
+    return [*argv, "-p", job.prompt], env
 
 
 CLI_AGENTS: dict[str, CliAgent] = {
@@ -411,46 +436,176 @@ def install_cli(agent: CliAgent, prefix: Path) -> Path:
     return binary
 
 
+def _session_of(agent: CliAgent, transcript: Path) -> str | None:
+    """The CLI's session id, from its first transcript line that names one."""
+    try:
+        with transcript.open(encoding="utf-8", errors="replace") as f:
+            for line in f:
+                try:
+                    doc = json.loads(line)
+                except json.JSONDecodeError:
+                    continue
+                if not isinstance(doc, dict):
+                    continue
+                sid = doc.get("thread_id") or doc.get("session_id")
+                if isinstance(sid, str) and sid:
+                    return sid
+    except OSError:
+        return None
+    return None
+
+
+def cli_mounts(binary: Path) -> list[Path]:
+    """The CLI's install (its npm prefix), to bind read-only into the sandbox."""
+    real = binary.resolve()
+    for parent in real.parents:
+        if parent.name == "node_modules":
+            return [parent.parent]
+    return [real.parent]
+
+
+def model_endpoint(model: ModelSpec) -> tuple[Endpoint, str]:
+    """The one endpoint the CLI may reach, and the base URL it uses inside the sandbox.
+
+    A host keeps its name (for TLS) and resolves to the relay inside; a privileged port is
+    moved to a free high one (the sandboxed user cannot bind below 1024).
+    """
+    from urllib.parse import urlsplit, urlunsplit
+
+    if not model.base_url:
+        raise ValueError(f"model {model.ref!r} has no base URL for the CLI to use")
+    parts = urlsplit(model.base_url)
+    host = parts.hostname or "127.0.0.1"
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    local = port if port >= 1024 else 18000 + port
+    netloc = f"{host}:{local}"
+    return Endpoint(host, port, local), urlunsplit(parts._replace(netloc=netloc)).rstrip("/")
+
+
 async def run_cli_agent(
     agent: CliAgent,
     *,
     binary: Path,
     ws: Workspace,
     task_dir: Path,
-    prompt: str,
+    turns: list[str],
     model: ModelSpec,
     env: dict[str, str],
     hooks: list[HookSpec],
     skills: dict[str, str],
+    sandbox: Sandbox,
     mcp: dict[str, McpServerSpec] | None = None,
     wall_seconds: float | None = None,
+    start_turn: int = 0,
+    on_turn_done: Callable[[int], None] | None = None,
+    on_step: Callable[[Step], None] | None = None,
+    first_index: int = 0,
 ) -> CliRun:
-    """Run the CLI once on ``prompt`` in ``ws.root``; the transcript goes to the run directory."""
-    job = CliJob(ws, task_dir, prompt, model, env, hooks, skills, mcp or {})
-    argv, run_env = agent.setup(job, binary)
-    transcript = ws.run_dir / f"{agent.harness}.jsonl"
-    with transcript.open("wb") as out:
-        proc = await asyncio.create_subprocess_exec(
-            *argv,
-            cwd=ws.root,
-            env=run_env,
-            stdin=asyncio.subprocess.DEVNULL,
-            stdout=out,
-            stderr=asyncio.subprocess.PIPE,
-            start_new_session=True,
+    """Play the task's turns one by one in the CLI, each resuming the CLI's own session.
+
+    The CLI runs in the sandbox: the workspace, its home and temp directory read-write; the
+    rest of the run directory (settings, copied hook checks, transcripts) and the CLI's
+    install read-only; and the model reachable only through the
+    forwarder. Each turn's transcript goes to the run directory and is normalized; the
+    steps of all turns make the trajectory.
+    """
+    endpoint, inside_url = model_endpoint(model)
+    sandboxed_model = model.model_copy(update={"base_url": inside_url})
+    checks = ws.run_dir / "checks"
+    checks.mkdir(exist_ok=True)
+    (ws.run_dir / "tmp").mkdir(exist_ok=True)
+    (ws.run_dir / "hooks.jsonl").touch()
+    for h in hooks:
+        src = task_dir / h.check
+        if src.is_file():
+            (checks / h.check).parent.mkdir(parents=True, exist_ok=True)
+            (checks / h.check).write_bytes(src.read_bytes())
+    state_file = ws.run_dir / f"{agent.harness}-session.json"
+    session = (
+        json.loads(state_file.read_text()).get("session") if state_file.exists() else None
+    ) or (str(uuid.uuid4()) if agent.harness != "codex" else None)
+    deadline = None if wall_seconds is None else time.monotonic() + wall_seconds
+    steps: list[Step] = []
+    info = TranscriptInfo(source="")
+    exit_code: int | None = 0
+    timed_out = False
+    stderr = ""
+    transcripts: list[Path] = []
+    for n, prompt in enumerate(turns):
+        if n < start_turn:
+            continue
+        job = CliJob(
+            ws, task_dir, prompt, sandboxed_model, env, hooks, skills, mcp or {}, n, session, checks
         )
-        timed_out = False
-        try:
-            _, err = await asyncio.wait_for(proc.communicate(), wall_seconds)
-        except TimeoutError:
-            timed_out = True
-            proc.kill()
-            _, err = await proc.communicate()
-    ctx = ImportContext(transcript)
-    info = TranscriptInfo(source=str(transcript))
-    steps = list(agent.reader(ctx, info))
+        argv, run_env = agent.setup(job, binary)
+        remaining = None if deadline is None else max(1.0, deadline - time.monotonic())
+        policy = policy_for(
+            ws.root,
+            # the run directory read-only (the CLI's settings, hooks and MCP config, which
+            # the agent must not rewrite for the next turn; the transcripts), except the
+            # workspace, the CLI's home (sessions), its temp directory and the hook log
+            writable=[ws.root, ws.home, ws.run_dir / "tmp", ws.run_dir / "hooks.jsonl"],
+            readable=[ws.run_dir, *cli_mounts(binary)],
+            env={**run_env, "LHBENCH_IN_SANDBOX": "1"},
+            home=ws.home,
+            endpoints=[endpoint],
+            limits=Limits(
+                wall_s=remaining,
+                cpu_s=None,
+                memory_mb=8192,
+                address_space=False,
+                file_mb=1024,
+                processes=1024,
+            ),
+        )
+        transcript = ws.run_dir / f"{agent.harness}-turn{n + 1}.jsonl"
+        done = await run_sandboxed(sandbox, argv, policy, stdout_path=transcript)
+        transcripts.append(transcript)
+        exit_code, timed_out = done.returncode, done.timed_out
+        stderr = done.text("stderr")
+        session = _session_of(agent, transcript) or session
+        state_file.write_text(json.dumps({"session": session}))
+        ctx = ImportContext(transcript)
+        turn_info = TranscriptInfo(source=str(transcript))
+        for step in agent.reader(ctx, turn_info):
+            step = step.model_copy(update={"index": first_index + len(steps)})
+            steps.append(step)
+            if on_step is not None:
+                on_step(step)
+        info = _merge(info, turn_info)
+        if timed_out or exit_code != 0:
+            break
+        if on_turn_done is not None:
+            on_turn_done(n)
     log = ws.run_dir / "hooks.jsonl"
-    records = [json.loads(x) for x in log.read_text().splitlines()] if log.exists() else []
+    records = []
+    if log.exists():
+        for line in log.read_text(errors="replace").splitlines():
+            try:
+                rec = json.loads(line)
+            except json.JSONDecodeError:
+                continue  # the log is writable by the agent's sandbox: read what parses
+            if isinstance(rec, dict):
+                records.append(rec)
     return CliRun(
-        proc.returncode, timed_out, transcript, err.decode(errors="replace"), info, steps, records
+        exit_code,
+        timed_out,
+        transcripts[-1] if transcripts else ws.run_dir / f"{agent.harness}.jsonl",
+        stderr,
+        info,
+        steps,
+        records,
     )
+
+
+def _merge(total: TranscriptInfo, turn: TranscriptInfo) -> TranscriptInfo:
+    """One run's info from its turns: usage and cost summed, the last turn's status."""
+    merged = turn
+    merged.usage = total.usage + turn.usage if total.source else turn.usage
+    if total.cost_usd is not None or turn.cost_usd is not None:
+        merged.cost_usd = (total.cost_usd or 0.0) + (turn.cost_usd or 0.0)
+    merged.started_at = total.started_at or turn.started_at
+    merged.harness_version = turn.harness_version or total.harness_version
+    merged.model = turn.model or total.model
+    merged.source = turn.source
+    return merged

@@ -93,7 +93,8 @@ def main(argv: list[str] | None = None) -> int:
     if not fnmatch.fnmatch(tool, args.after_tool):
         return 0
     spec = HookSpec(after_tool="*", check=args.check.name)
-    [result] = run_hooks([spec], tool, args.check.parent, args.root, env={"PATH": "/usr/bin:/bin"})
+    # the CLI (and so this program) already runs in the run's sandbox
+    [result] = run_hooks([spec], tool, args.check.parent, args.root, sandbox=None)
     record = {
         "time": utcnow().isoformat(),
         "cli": args.cli,

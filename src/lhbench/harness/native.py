@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import asyncio
 import json
-import subprocess
+import os
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -33,10 +33,17 @@ from pydantic_ai.messages import (
 from pydantic_ai.models import Model
 from pydantic_ai.usage import UsageLimits
 
-from lhbench.envs.paths import EscapeError, inside
+from lhbench.envs.paths import (
+    EscapeError,
+    NotARegularFile,
+    open_beneath,
+    read_beneath,
+    write_beneath,
+)
 from lhbench.harness.compaction import Compactor, WorkingSet
 from lhbench.harness.hooks import run_hooks
 from lhbench.harness.manifest import complete_step, read_manifest
+from lhbench.sandbox import Sandbox, SandboxPolicy, run_sandboxed
 from lhbench.schema import HookSpec, Role, RunStatus, Step, StepKind, Task, Usage, utcnow
 
 __all__ = ["NativeHarness", "NativeResult"]
@@ -45,7 +52,8 @@ HARNESS_VERSION = "lhbench-native/1"
 
 _SYSTEM = """You are an autonomous engineer working in a project directory.
 
-Work only through your tools; paths are relative to the project root. Before anything
+Work only through your tools; paths are relative to the project root. Shell commands run
+in a sandbox: the project directory, no network. Before anything
 else call read_manifest: steps listed there are already done, so do not redo them. After
 finishing each step of your plan, call complete_step with its name. Some tool results end
 with a verification report: when one fails, read its diagnosis, fix the problem, and
@@ -64,16 +72,22 @@ class NativeResult:
     ended_at: Any = None
 
 
+_MAX_READ = 100_000
+_MAX_OUTPUT = 20_000
+
+
 @dataclass
 class _Recorder:
     steps: list[Step] = field(default_factory=list)
     hook_feedback: dict[str, list[Any]] = field(default_factory=dict)
     seen_calls: set[str] = field(default_factory=set)
+    on_step: Callable[[Step], None] | None = None
 
     def add(self, role: Role, kind: StepKind, **kw: Any) -> None:
-        self.steps.append(
-            Step(index=len(self.steps), role=role, kind=kind, timestamp=utcnow(), **kw)
-        )
+        step = Step(index=len(self.steps), role=role, kind=kind, timestamp=utcnow(), **kw)
+        self.steps.append(step)
+        if self.on_step is not None:
+            self.on_step(step)  # journaled as it happens: a killed run keeps it
 
     def response(self, resp: ModelResponse) -> None:
         for p in resp.parts:
@@ -150,12 +164,18 @@ class NativeHarness:
         toolsets: Sequence[Any] = (),
         compact_at_tokens: int = 60_000,
         shell_timeout_s: float = 120.0,
+        sandbox: Sandbox,
+        policy: SandboxPolicy,
+        prior_steps: Sequence[Step] = (),
+        on_step: Callable[[Step], None] | None = None,
     ) -> None:
         self.root = root
         self.task_dir = task_dir
         self.env = env
         self.hooks = list(hooks)
-        self.rec = _Recorder()
+        self.sandbox = sandbox
+        self.policy = policy
+        self.rec = _Recorder(steps=list(prior_steps), on_step=on_step)
         skill_block = "".join(
             f"\n\n# Skill: {name}\n{text}" for name, text in (skills or {}).items()
         )
@@ -179,16 +199,29 @@ class NativeHarness:
         )
 
     def _after(self, ctx: RunContext[None], tool: str, result: str) -> str:
-        hooks = run_hooks(self.hooks, tool, self.task_dir, self.root, self.env)
+        hooks = run_hooks(self.hooks, tool, self.task_dir, self.root, sandbox=self.sandbox)
         if hooks and ctx.tool_call_id:
             self.rec.hook_feedback[ctx.tool_call_id] = hooks
         return result + "".join("\n\n" + h.feedback() for h in hooks)
 
-    def _path(self, rel: str) -> Path:
+    def _read(self, rel: str) -> str | None:
+        """A text file's content (capped), None when it does not exist."""
         try:
-            return inside(self.root, rel)
-        except EscapeError as exc:
+            data, size = read_beneath(self.root, rel, limit=_MAX_READ)
+        except FileNotFoundError:
+            return None
+        except (EscapeError, NotARegularFile, IsADirectoryError, NotADirectoryError) as exc:
             # back to the model as a failed call it can correct
+            raise ModelRetry(f"refused: {exc}") from None
+        text = data.decode("utf-8", errors="replace")
+        return text + (
+            f"\n[truncated: {size} bytes, showing {len(data)}]" if size > len(data) else ""
+        )
+
+    def _write(self, rel: str, content: str) -> None:
+        try:
+            write_beneath(self.root, rel, content.encode("utf-8"))
+        except (EscapeError, NotARegularFile, IsADirectoryError, NotADirectoryError) as exc:
             raise ModelRetry(f"refused: {exc}") from None
 
     def _register_tools(self) -> None:
@@ -197,61 +230,63 @@ class NativeHarness:
         @agent.tool
         def read_file(ctx: RunContext[None], path: str) -> str:
             """Read a text file."""
-            p = self._path(path)
-            if not p.is_file():
+            text = self._read(path)
+            if text is None:
                 return f"ERROR: no such file: {path}"
-            return self._after(
-                ctx, "read_file", p.read_text(encoding="utf-8", errors="replace")[:100_000]
-            )
+            return self._after(ctx, "read_file", text)
 
         @agent.tool
         def write_file(ctx: RunContext[None], path: str, content: str) -> str:
             """Create or overwrite a file."""
-            p = self._path(path)
-            p.parent.mkdir(parents=True, exist_ok=True)
-            p.write_text(content, encoding="utf-8")
+            self._write(path, content)
             return self._after(ctx, "write_file", f"wrote {len(content)} characters to {path}")
 
         @agent.tool
         def edit_file(ctx: RunContext[None], path: str, old_text: str, new_text: str) -> str:
             """Replace the first occurrence of old_text with new_text in a file."""
-            p = self._path(path)
-            if not p.is_file():
+            text = self._read(path)
+            if text is None:
                 return f"ERROR: no such file: {path}"
-            text = p.read_text(encoding="utf-8")
             if old_text not in text:
                 return self._after(ctx, "edit_file", f"ERROR: text to replace not found in {path}")
-            p.write_text(text.replace(old_text, new_text, 1), encoding="utf-8")
+            self._write(path, text.replace(old_text, new_text, 1))
             return self._after(ctx, "edit_file", f"edited {path}")
 
         @agent.tool
         def list_dir(ctx: RunContext[None], path: str = ".") -> str:
             """List a directory."""
-            p = self._path(path)
-            if not p.is_dir():
+            try:
+                fd = open_beneath(self.root, path)
+            except FileNotFoundError:
+                return f"ERROR: no such directory: {path}"
+            except (EscapeError, NotARegularFile, NotADirectoryError) as exc:
+                raise ModelRetry(f"refused: {exc}") from None
+            try:
+                entries = sorted(
+                    e.name + ("/" if e.is_dir(follow_symlinks=False) else "")
+                    for e in os.scandir(fd)
+                )
+            except NotADirectoryError:
                 return f"ERROR: not a directory: {path}"
-            return (
-                "\n".join(sorted(e.name + ("/" if e.is_dir() else "") for e in p.iterdir()))
-                or "(empty)"
-            )
+            finally:
+                os.close(fd)
+            return "\n".join(entries[:1000]) or "(empty)"
 
         @agent.tool
         async def run_shell(ctx: RunContext[None], command: str) -> str:
             """Run a shell command in the project root (exit code and output returned)."""
-            proc = await asyncio.to_thread(
-                subprocess.run,
-                command,
-                shell=True,
-                cwd=self.root,
-                env=self.env,
-                capture_output=True,
-                text=True,
-                timeout=self.shell_timeout_s,
-                stdin=subprocess.DEVNULL,
+            res = await run_sandboxed(
+                self.sandbox,
+                ["/bin/sh", "-c", command],
+                self.policy.with_limits(wall_s=self.shell_timeout_s),
             )
-            out = (proc.stdout + proc.stderr)[-20_000:]
-            prefix = "" if proc.returncode == 0 else "ERROR: "
-            return self._after(ctx, "run_shell", f"{prefix}exit code {proc.returncode}\n{out}")
+            out = (res.text() + res.text("stderr"))[-_MAX_OUTPUT:]
+            if res.timed_out:
+                return self._after(
+                    ctx, "run_shell", f"ERROR: timed out after {self.shell_timeout_s}s\n{out}"
+                )
+            prefix = "" if res.returncode == 0 else "ERROR: "
+            return self._after(ctx, "run_shell", f"{prefix}exit code {res.returncode}\n{out}")
 
         @agent.tool(name="read_manifest")
         def read_manifest_tool(ctx: RunContext[None]) -> str:
@@ -265,16 +300,28 @@ class NativeHarness:
             return f"recorded; completed steps: {doc['completed_steps']}"
 
     async def run(
-        self, task: Task, *, tool_calls: int | None, wall_seconds: float | None
+        self,
+        task: Task,
+        *,
+        tool_calls: int | None,
+        wall_seconds: float | None,
+        start_turn: int = 0,
+        on_turn_done: Callable[[int], None] | None = None,
     ) -> NativeResult:
-        """Run every user turn of the task; a limit or an error ends it with that status."""
+        """Run the task's user turns from ``start_turn``; a limit or an error ends it.
+
+        ``on_turn_done(n)`` is called when turn ``n`` finishes, so a resumed run knows where
+        to start.
+        """
         started = utcnow()
         history: list[ModelMessage] = []
         usage = Usage()
         status, error = RunStatus.COMPLETED, None
         t0 = time.monotonic()
         try:
-            for turn in task.user_turns:
+            for n, turn in enumerate(task.user_turns):
+                if n < start_turn:
+                    continue
                 self.rec.add(Role.USER, StepKind.MESSAGE, content=turn)
                 remaining = (
                     None
@@ -299,6 +346,8 @@ class NativeHarness:
                             output_tokens=u.output_tokens,
                             requests=u.requests,
                         )
+                if on_turn_done is not None:
+                    on_turn_done(n)
         except TimeoutError:
             status, error = RunStatus.TIMED_OUT, f"wall-clock limit of {wall_seconds}s reached"
         except UsageLimitExceeded as exc:

@@ -7,8 +7,6 @@ continues in its kept workspace, where ``manifest.json`` says what was already d
 
 from __future__ import annotations
 
-import hashlib
-import mimetypes
 import sys
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -19,6 +17,7 @@ from fastmcp.client.transports import StdioTransport
 from pydantic_ai.mcp import MCPToolset
 
 from lhbench.harness.cli_agents import CLI_AGENTS, cli_binary, cli_version, run_cli_agent
+from lhbench.harness.journal import Journal
 from lhbench.harness.native import HARNESS_VERSION, NativeHarness
 from lhbench.harness.workspace import (
     Workspace,
@@ -30,6 +29,7 @@ from lhbench.harness.workspace import (
 )
 from lhbench.models import ModelPool, ModelSpec
 from lhbench.packs import load_pack
+from lhbench.sandbox import Limits, Sandbox, SandboxPolicy, get_sandbox, policy_for
 from lhbench.schema import (
     Artifact,
     McpServerSpec,
@@ -60,6 +60,8 @@ class RunSpec:
     repeat: int = 0
     home: str = ".lhbench"
     compact_at_tokens: int = 60_000
+    sandbox: str = "auto"
+    unsafe_no_sandbox: bool = False
 
     @property
     def spec(self) -> ModelSpec:
@@ -106,28 +108,10 @@ class RunOutcome:
 
 
 def _artifacts(run_id: str, root: Path) -> list[Artifact]:
-    out = []
-    for p in sorted(root.rglob("*")):
-        rel = p.relative_to(root)
-        if not p.is_file() or any(part.startswith(".") for part in rel.parts):
-            continue
-        data = p.read_bytes()
-        if len(data) > _MAX_ARTIFACT_BYTES:
-            continue
-        media = mimetypes.guess_type(p.name)[0] or "text/plain"
-        out.append(
-            Artifact(
-                run_id=run_id,
-                name=rel.as_posix(),
-                media_type=media,
-                sha256=hashlib.sha256(data).hexdigest(),
-                size=len(data),
-                content=data,
-            )
-        )
-        if len(out) >= _MAX_ARTIFACTS:
-            break
-    return out
+    """What a run left in its workspace, as artifacts (see :mod:`lhbench.harness.artifacts`)."""
+    from lhbench.harness.artifacts import collect_artifacts
+
+    return collect_artifacts(run_id, root)
 
 
 async def execute(spec: RunSpec, *, pool: ModelPool | None = None, model: Any = None) -> RunOutcome:
@@ -140,19 +124,28 @@ async def execute(spec: RunSpec, *, pool: ModelPool | None = None, model: Any = 
     pack = load_pack(pack_dir)
     task = pack.task(spec.task_id)
     mspec = spec.spec
+    sandbox = get_sandbox(spec.sandbox, unsafe=spec.unsafe_no_sandbox)
     run_id = run_id_for(pack, task, spec.harness, mspec.model_string, spec.versions, spec.repeat)
     ws = prepare_workspace(
         Path(spec.home), run_id, pack_dir, task, spec.harness, mspec.model_string
     )
+    journal = Journal(ws.run_dir)
+    prior = journal.prior_steps()
+    start_turn = journal.turns_done()
+    if prior:
+        prior.append(journal.resume_note(prior, start_turn))
     skills = skill_text(pack, pack_dir, task, spec.versions)
     install_skills(ws, spec.harness, skills)
     env = scrubbed_env(ws.home, {"LHBENCH_VOLUME": str(ws.volume)})
     servers = {n: pack.mcp_servers[n] for n in task.environment.mcp_servers}
     task_dir = pack_dir / "tasks" / task.id
+    ctx = _RunContext(
+        spec, task, task_dir, ws, env, skills, servers, sandbox, journal, prior, start_turn
+    )
     if spec.harness in CLI_AGENTS:
-        ran = await _run_cli(spec, task, task_dir, ws, env, skills, servers)
+        ran = await _run_cli(ctx)
     else:
-        ran = await _run_native(spec, task, task_dir, ws, env, skills, servers, pool, model)
+        ran = await _run_native(ctx, pool, model)
     versions = dict(spec.versions)
     if task.skills and "skill" not in versions:
         versions["skill"] = "default"  # what ran, recorded (the job passes it already)
@@ -172,7 +165,13 @@ async def execute(spec: RunSpec, *, pool: ModelPool | None = None, model: Any = 
         usage=ran.usage.model_copy(update={"cost_usd": ran.cost_usd}),
         cost_usd=ran.cost_usd,
         error=ran.error,
-        metadata={"resumed": ws.resumed, "workspace": str(ws.root), **ran.metadata},
+        metadata={
+            "resumed": ws.resumed or bool(prior),
+            "workspace": str(ws.root),
+            "sandbox": sandbox.name,
+            "unsandboxed": sandbox.name == "none",
+            **ran.metadata,
+        },
     )
     return RunOutcome(run, Trajectory(run_id=run_id, steps=ran.steps), _artifacts(run_id, ws.root))
 
@@ -192,33 +191,86 @@ class _Ran:
     metadata: dict[str, Any] = field(default_factory=dict)
 
 
-async def _run_native(
-    spec: RunSpec,
-    task: Task,
-    task_dir: Path,
-    ws: Workspace,
-    env: dict[str, str],
-    skills: dict[str, str],
-    servers: dict[str, McpServerSpec],
-    pool: ModelPool | None,
-    model: Any,
-) -> _Ran:
+@dataclass
+class _RunContext:
+    """What both kinds of harness need for one run."""
+
+    spec: RunSpec
+    task: Task
+    task_dir: Path
+    ws: Workspace
+    env: dict[str, str]
+    skills: dict[str, str]
+    servers: dict[str, McpServerSpec]
+    sandbox: Sandbox
+    journal: Journal
+    prior: list[Step]
+    start_turn: int
+
+
+def agent_policy(ctx: _RunContext, *, wall_s: float | None) -> SandboxPolicy:
+    """What the agent's own commands see: the workspace, its home and volume, read-write."""
+    ws = ctx.ws
+    return policy_for(
+        ws.root,
+        writable=[ws.root, ws.home, ws.volume],
+        env=ctx.env,
+        home=ws.home,
+        limits=Limits(
+            wall_s=wall_s,
+            cpu_s=3600,
+            memory_mb=4096,
+            address_space=False,  # Node reserves far more address space than it uses
+            file_mb=1024,
+            processes=512,
+        ),
+    )
+
+
+async def _run_native(ctx: _RunContext, pool: ModelPool | None, model: Any) -> _Ran:
+    spec, task, ws = ctx.spec, ctx.task, ctx.ws
     mspec = spec.spec
     pool = pool or ModelPool()
-    async with pool.session():
-        harness = NativeHarness(
-            pool.get(mspec, wrapped=model),
-            root=ws.root,
-            task_dir=task_dir,
-            env=env,
-            hooks=task.environment.hooks,
-            skills=skills,
-            toolsets=_mcp_toolsets(servers, ws.root, env),
-            compact_at_tokens=spec.compact_at_tokens,
+    policy = agent_policy(ctx, wall_s=120.0)
+    # the pack's MCP servers are pack code: each runs in the sandbox, for the whole run
+    prepared = [
+        ctx.sandbox.prepare(
+            server.argv(sys.executable, str(ws.root)), policy.with_limits(wall_s=None)
         )
-        result = await harness.run(
-            task, tool_calls=task.limits.tool_calls, wall_seconds=task.limits.wall_seconds
-        )
+        for server in ctx.servers.values()
+    ]
+    try:
+        toolsets = [
+            MCPToolset(
+                StdioTransport(p.argv[0], p.argv[1:], env={**p.env, **server.env}, cwd=p.cwd)
+            ).prefixed(name)
+            for (name, server), p in zip(ctx.servers.items(), prepared, strict=True)
+        ]
+        async with pool.session():
+            harness = NativeHarness(
+                pool.get(mspec, wrapped=model),
+                root=ws.root,
+                task_dir=ctx.task_dir,
+                env=ctx.env,
+                hooks=task.environment.hooks,
+                skills=ctx.skills,
+                toolsets=toolsets,
+                compact_at_tokens=spec.compact_at_tokens,
+                sandbox=ctx.sandbox,
+                policy=policy,
+                prior_steps=ctx.prior,
+                on_step=ctx.journal.append,
+            )
+            result = await harness.run(
+                task,
+                tool_calls=task.limits.tool_calls,
+                wall_seconds=task.limits.wall_seconds,
+                start_turn=ctx.start_turn,
+                on_turn_done=ctx.journal.finish_turn,
+            )
+    finally:
+        for p in prepared:
+            p.close()
     return _Ran(
         harness_version=HARNESS_VERSION,
         status=result.status,
@@ -231,53 +283,42 @@ async def _run_native(
     )
 
 
-def _mcp_toolsets(servers: dict[str, McpServerSpec], root: Path, env: dict[str, str]) -> list[Any]:
-    """The task's MCP servers as stdio toolsets, tool names prefixed ``SERVER_``."""
-    out = []
-    for name, server in servers.items():
-        argv = server.argv(sys.executable, str(root))
-        transport = StdioTransport(argv[0], argv[1:], env={**env, **server.env}, cwd=str(root))
-        out.append(MCPToolset(transport).prefixed(name))
-    return out
-
-
-async def _run_cli(
-    spec: RunSpec,
-    task: Task,
-    task_dir: Path,
-    ws: Workspace,
-    env: dict[str, str],
-    skills: dict[str, str],
-    servers: dict[str, McpServerSpec],
-) -> _Ran:
+async def _run_cli(ctx: _RunContext) -> _Ran:
+    spec, task = ctx.spec, ctx.task
     agent = CLI_AGENTS[spec.harness]
     binary = cli_binary(agent)
     cli = await run_cli_agent(
         agent,
         binary=binary,
-        ws=ws,
-        task_dir=task_dir,
-        prompt="\n\n".join(task.user_turns),
+        ws=ctx.ws,
+        task_dir=ctx.task_dir,
+        turns=task.user_turns,
         model=spec.spec,
-        env=env,
+        env=ctx.env,
         hooks=task.environment.hooks,
-        skills=skills,
-        mcp=servers,
+        skills=ctx.skills,
+        sandbox=ctx.sandbox,
+        mcp=ctx.servers,
         wall_seconds=task.limits.wall_seconds,
+        start_turn=ctx.start_turn,
+        on_turn_done=ctx.journal.finish_turn,
+        on_step=ctx.journal.append,
+        first_index=len(ctx.prior),
     )
     info = cli.info
     return _Ran(
-        harness_version=info.harness_version or cli_version(binary, env) or "unknown",
+        harness_version=info.harness_version or cli_version(binary, ctx.env) or "unknown",
         status=RunStatus.TIMED_OUT if cli.timed_out else info.status,
         started_at=info.started_at,
         ended_at=info.ended_at,
         usage=info.usage,
         cost_usd=info.cost_usd,
         error=info.error or (cli.stderr[-2000:] if cli.exit_code else None),
-        steps=cli.steps,
+        steps=[*ctx.prior, *cli.steps],
         metadata={
             "exit_code": cli.exit_code,
             "transcript": str(cli.transcript),
             "hook_runs": len(cli.hook_log),
+            "turns": len(task.user_turns),
         },
     )

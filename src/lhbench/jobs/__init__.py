@@ -16,6 +16,7 @@ from lhbench.jobs.api import (
     judge_states,
     panel_specs,
     run_agents,
+    sandbox_for,
     verify_runs,
 )
 from lhbench.jobs.fixtures import FixtureJob, fixture_files
@@ -82,6 +83,7 @@ __all__ = [
     "resolve_pack",
     "run_agents",
     "run_job",
+    "sandbox_for",
     "short_reason",
     "state_id",
     "store_outcome",

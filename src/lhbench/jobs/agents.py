@@ -107,6 +107,8 @@ def specs_for(
     versions: dict[str, str],
     repeats: int,
     home: Path,
+    sandbox: str = "auto",
+    unsafe_no_sandbox: bool = False,
 ) -> list[RunSpec]:
     """A spec per (task, repeat)."""
     assert pack.directory is not None
@@ -119,6 +121,8 @@ def specs_for(
             versions=dict(versions),
             repeat=k,
             home=str(home.resolve()),
+            sandbox=sandbox,
+            unsafe_no_sandbox=unsafe_no_sandbox,
         )
         for t in tasks
         for k in range(repeats)

@@ -28,6 +28,7 @@ from lhbench.jobs.verification import VerifyJob
 from lhbench.judges import PairwiseJudge, RubricJudge
 from lhbench.models import ModelPool, ModelSpec, resolve_model
 from lhbench.packs import bundled_pack_dirs, load_pack
+from lhbench.sandbox import Sandbox, get_sandbox
 from lhbench.schema import Grade, Rubric, Run, RunStatus, Tier, TierKind
 from lhbench.store import Store
 
@@ -40,6 +41,7 @@ __all__ = [
     "judge_states",
     "panel_specs",
     "run_agents",
+    "sandbox_for",
     "verify_runs",
 ]
 
@@ -47,6 +49,13 @@ __all__ = [
 _GRADABLE = {s for s in RunStatus} - {RunStatus.RUNNING, RunStatus.PENDING}
 
 ProgressFactory = Any  # Callable[[str], ProgressSink-context-manager] | None
+
+
+def sandbox_for(settings: Settings) -> Sandbox:
+    """The sandbox the settings ask for (raises SandboxUnavailable, naming what to install)."""
+    return get_sandbox(
+        settings.sandbox, unsafe=settings.unsafe_no_sandbox, image=settings.sandbox_image
+    )
 
 
 def panel_specs(refs: Sequence[str] | None, settings: Settings) -> list[ModelSpec]:
@@ -209,6 +218,7 @@ async def run_agents(
         loaded.pack, dict(versions or {}), [loaded.pack.task(t) for t in chosen]
     )
     spec = resolve_model(model, settings.models)
+    sandbox = sandbox_for(settings)  # refuses here, before any run, when none works
     specs = specs_for(
         loaded,
         tasks=chosen,
@@ -217,6 +227,8 @@ async def run_agents(
         versions=run_versions,
         repeats=repeats,
         home=settings.home,
+        sandbox=settings.sandbox if sandbox.name != "none" else "none",
+        unsafe_no_sandbox=settings.unsafe_no_sandbox,
     )
     ex = (
         LocalExecutor(model=wrapped_model)
@@ -255,7 +267,11 @@ async def _verify_pack(
 ) -> JobSummary[Any]:
     done = [r for r in runs if r.status not in (RunStatus.RUNNING, RunStatus.PENDING)]
     provider = states or StateProvider(
-        store, pack, settings.home / "states" / pack.pack.id, postgres=postgres
+        store,
+        pack,
+        settings.home / "states" / pack.pack.id,
+        postgres=postgres,
+        sandbox=sandbox_for(settings),
     )
     return await _run(
         VerifyJob(store, done, provider),
@@ -416,8 +432,13 @@ async def judge_states(
     pg = PostgresDatabases(url) if url else None
     backend = "postgres" if pg else "sqlite"
     try:
+        sandbox = sandbox_for(settings)
         provider = StateProvider(
-            store, loaded, settings.home / "states" / loaded.pack.id / backend, postgres=pg
+            store,
+            loaded,
+            settings.home / "states" / loaded.pack.id / backend,
+            postgres=pg,
+            sandbox=sandbox,
         )
         checked = await _verify_pack(
             store,
@@ -437,6 +458,7 @@ async def judge_states(
                     spec,
                     agentic=judge == "agent",
                     tool_budget=budget,
+                    sandbox=sandbox,
                 )
                 verdicts = await _run(
                     VerdictJob(store, runs, provider, vj, repeats=repeats),

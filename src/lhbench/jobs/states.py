@@ -21,6 +21,7 @@ from lhbench.envs import PostgresDatabases, replay_filesystem, replay_sql
 from lhbench.harness.workspace import SQL_STATE_FILE
 from lhbench.jobs.packs import LoadedPack
 from lhbench.judges import StateRef
+from lhbench.sandbox import Sandbox, get_sandbox
 from lhbench.schema import EnvironmentKind, Run, Task, Trajectory
 from lhbench.store import Store
 
@@ -62,11 +63,13 @@ class StateProvider:
         workdir: Path,
         *,
         postgres: PostgresDatabases | None = None,
+        sandbox: Sandbox | None = None,
     ) -> None:
         self.store = store
         self.pack = pack
-        self.workdir = workdir
+        self.workdir = Path(workdir).absolute()
         self.postgres = postgres
+        self.sandbox = sandbox or get_sandbox()
         self._made: dict[str, asyncio.Task[RunState]] = {}
 
     def task(self, run: Run) -> Task | None:
@@ -110,9 +113,11 @@ class StateProvider:
         env = task.environment
         if kind == EnvironmentKind.SQL:
             dump = (task_dir / (env.database or "seed.sql")).read_text(encoding="utf-8")
-            state, report = replay_sql(dump, traj, base / "state.db", postgres=self.postgres)
+            state, report = replay_sql(
+                dump, traj, base / "state.db", postgres=self.postgres, sandbox=self.sandbox
+            )
             return RunState(
-                StateRef(sid, None, state.url, traj_file), kind, True, tuple(report.skipped)
+                StateRef(sid, None, state.reader, traj_file), kind, True, tuple(report.skipped)
             )
         initial = task_dir / env.initial_state if env.initial_state else None
         report = replay_filesystem(initial, traj, base / "state")

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from lhbench.envs import VerifyError, run_verify
+from lhbench.envs import ReplayError, VerifyError, run_verify
 from lhbench.jobs.runner import Assessment, Unit
 from lhbench.jobs.states import StateProvider
 from lhbench.schema import Label, Run, Task, label_key
@@ -102,7 +102,7 @@ class VerifyJob:
         run, check = unit.payload.run, unit.payload.check
         try:
             state = await self.states.get(run)
-        except (LookupError, OSError, ValueError) as exc:
+        except (LookupError, OSError, ValueError, ReplayError) as exc:
             return self._label(run, check, None, "", f"no final state: {exc}")
         if check.hook:
             return await asyncio.to_thread(self._hook, run, check, state.ref.root)
@@ -113,6 +113,7 @@ class VerifyJob:
                 root=state.ref.root,
                 db_url=state.ref.db_url,
                 timeout=self.timeout_s,
+                sandbox=self.states.sandbox,
             )
         except VerifyError as exc:
             return self._label(run, check, None, "", str(exc))
@@ -128,8 +129,8 @@ class VerifyJob:
         if root is None:
             return self._label(run, check, None, "", "hook checks need a directory state")
         spec = HookSpec(after_tool="*", check=check.script.name, timeout_s=self.timeout_s)
-        [res] = run_hooks([spec], "*", check.script.parent, root, env={"PATH": "/usr/bin:/bin"})
-        if res.diagnosis.startswith("the check could not run"):
+        [res] = run_hooks([spec], "*", check.script.parent, root, sandbox=self.states.sandbox)
+        if res.diagnosis.startswith(("the check could not run", "the check timed out")):
             return self._label(run, check, None, "", res.diagnosis)
         return self._label(run, check, res.ok, res.diagnosis, None)
 

@@ -29,6 +29,7 @@ from lhbench.judges.base import VerdictItem, raw_output
 from lhbench.judges.prompts import task_text
 from lhbench.judges.render import fence, render_trajectory
 from lhbench.models import ModelSpec, cache_salt, current_ledger, is_transport_error
+from lhbench.sandbox import Prepared, Sandbox
 from lhbench.schema import JudgeIdentity, JudgeKind, Task, Trajectory, Verdict, verdict_key
 
 __all__ = ["AGENT_PROMPT_VERSION", "VerdictAnswer", "VerdictJudge", "judge_tool_servers"]
@@ -117,9 +118,11 @@ class VerdictJudge:
         tool_budget: int = 20,
         retries: int = 1,
         budget_tokens: int = 16_000,
+        sandbox: Sandbox | None = None,
     ) -> None:
         self.model = model
         self.spec = spec
+        self.sandbox = sandbox
         self.agentic = agentic
         self.tool_budget = tool_budget
         self.retries = retries
@@ -157,24 +160,47 @@ class VerdictJudge:
 
     async def judge(self, item: VerdictItem) -> Verdict:
         """One verdict on one run in its final state (an error verdict when no answer came)."""
+        prepared = self._tool_commands(item) if self.agentic else []
+        try:
+            return await self._judge(item, prepared)
+        finally:
+            for p in prepared:
+                p.close()
+
+    def _tool_commands(self, item: VerdictItem) -> list[Prepared]:
+        """The judge's tool server for this state, prepared to run in the sandbox."""
+        from lhbench.envs import database_access
+        from lhbench.sandbox import Limits, get_sandbox, policy_for
+
+        state = item.state
+        readable = [p for p in (state.root, state.trajectory_file) if p is not None]
+        dirs, endpoints = database_access(state.db_url)
+        policy = policy_for(
+            state.root or Path("/tmp"),
+            readable=[*readable, *dirs],
+            endpoints=endpoints,
+            env={"LHBENCH_IN_SANDBOX": "1"},
+            limits=Limits(wall_s=None, cpu_s=600, memory_mb=1024, file_mb=16, processes=16),
+        )
+        sandbox = self.sandbox or get_sandbox()
+        return [
+            sandbox.prepare([cmd, *args], policy)
+            for cmd, args in judge_tool_servers(
+                root=state.root, db_url=state.db_url, trajectory_file=state.trajectory_file
+            )
+        ]
+
+    async def _judge(self, item: VerdictItem, prepared: list[Prepared]) -> Verdict:
         from fastmcp.client.transports import StdioTransport
         from pydantic_ai.mcp import MCPToolset
 
         run, task, trajectory, repeat = item.run, item.task, item.trajectory, item.repeat
-        servers = (
-            judge_tool_servers(
-                root=item.state.root,
-                db_url=item.state.db_url,
-                trajectory_file=item.state.trajectory_file,
-            )
-            if self.agentic
-            else []
-        )
         prompt = self.prompt(task, trajectory)
         key = self.key(item)
-        toolsets = (
-            [MCPToolset(StdioTransport(cmd, args)) for cmd, args in servers] if self.agentic else []
-        )
+        toolsets = [
+            MCPToolset(StdioTransport(p.argv[0], p.argv[1:], env=p.env, cwd=p.cwd))
+            for p in prepared
+        ]
         agent: Agent[None, VerdictAnswer] = Agent(
             self.model,
             output_type=VerdictAnswer,

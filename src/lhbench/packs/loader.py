@@ -12,15 +12,17 @@ Layout::
 
 from __future__ import annotations
 
+import os
+import stat
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import Field
 
 from lhbench.errors import PackError, Problem
 from lhbench.packs.hashing import hash_bytes, hash_tree
-from lhbench.packs.yamlio import load_yaml, validate_document
+from lhbench.packs.yamlio import load_yaml, parse_yaml, validate_document
 from lhbench.schema import (
     EnvironmentKind,
     McpServerSpec,
@@ -49,7 +51,11 @@ class PackManifest(Schema):
 
 
 def _front_matter(path: Path, problems: list[Problem]) -> dict[str, Any] | None:
-    text = path.read_text(encoding="utf-8")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        problems.append(Problem(file=path, message=f"cannot read: {exc}"))
+        return None
     if not text.startswith("---"):
         problems.append(
             Problem(file=path, line=1, message="expected YAML front matter ('---' on line 1)")
@@ -60,10 +66,12 @@ def _front_matter(path: Path, problems: list[Problem]) -> dict[str, Any] | None:
         problems.append(Problem(file=path, line=1, message="front matter has no closing '---'"))
         return None
     try:
-        meta = yaml.safe_load(text[3:end])
-    except yaml.MarkedYAMLError as exc:
-        line = exc.problem_mark.line + 2 if exc.problem_mark else 1
-        problems.append(Problem(file=path, line=line, message=f"front matter: {exc.problem}"))
+        meta, _ = parse_yaml(text[3:end], path, first_line=1)
+    except PackError as exc:
+        problems.extend(
+            replace(p, message=f"front matter: {p.message.removeprefix('YAML syntax error: ')}")
+            for p in exc.problems
+        )
         return None
     if not isinstance(meta, dict):
         problems.append(Problem(file=path, line=2, message="front matter must be a mapping"))
@@ -102,6 +110,63 @@ def _load_skill(skill_dir: Path, problems: list[Problem]) -> Skill | None:
         content_hash=hash_bytes(path.read_bytes()),
         versions=versions,
     )
+
+
+MAX_PACK_FILES = 50_000
+MAX_PACK_FILE_BYTES = 512 << 20
+
+
+def scan_pack_tree(root: Path, problems: list[Problem]) -> None:
+    """Refuse what a pack must not hold: links leaving it, special files, bombs.
+
+    A symlink may point inside the pack (a shared asset); one leading out (``/etc/shadow``,
+    a home directory) would be copied into every workspace or read by the loader, so it is
+    a problem. So are FIFOs, sockets and devices (reading one blocks or leaks), files over
+    :data:`MAX_PACK_FILE_BYTES`, and more than :data:`MAX_PACK_FILES` entries.
+    """
+    base = root.resolve()
+    count = 0
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+        for name in (*dirnames, *filenames):
+            count += 1
+            if count > MAX_PACK_FILES:
+                problems.append(
+                    Problem(file=root, message=f"more than {MAX_PACK_FILES} files; refused")
+                )
+                return
+            path = Path(dirpath) / name
+            try:
+                st = path.lstat()
+            except OSError as exc:
+                problems.append(Problem(file=path, message=f"cannot read: {exc}"))
+                continue
+            if stat.S_ISLNK(st.st_mode):
+                target = Path(os.path.realpath(path))
+                if not target.is_relative_to(base):
+                    problems.append(
+                        Problem(
+                            file=path,
+                            message=f"symlink leads outside the pack (to {os.readlink(path)}); "
+                            "copy the file into the pack instead",
+                        )
+                    )
+            elif stat.S_ISREG(st.st_mode):
+                if st.st_size > MAX_PACK_FILE_BYTES:
+                    problems.append(
+                        Problem(
+                            file=path,
+                            message=f"{st.st_size} bytes; a pack file may have at most "
+                            f"{MAX_PACK_FILE_BYTES}",
+                        )
+                    )
+            elif not stat.S_ISDIR(st.st_mode):
+                problems.append(
+                    Problem(
+                        file=path,
+                        message="not a regular file (FIFO, socket or device); a pack holds "
+                        "only files, directories and links within it",
+                    )
+                )
 
 
 def _inside(base: Path, rel: str) -> Path | None:
@@ -156,6 +221,13 @@ def _check_task_refs(
         target = _inside(task_dir, rel)
         if target is None or not target.exists():
             problem(("environment", key), f"{rel!r} does not exist in {task_dir.name}/")
+    for i, hook in enumerate(env.hooks):
+        target = _inside(task_dir, hook.check)
+        if target is None or not target.is_file():
+            problem(
+                ("environment", "hooks", i, "check"),
+                f"{hook.check!r} is not a file in {task_dir.name}/",
+            )
 
 
 def load_pack(path: Path | str) -> TaskPack:
@@ -169,6 +241,9 @@ def load_pack(path: Path | str) -> TaskPack:
     if not manifest_path.is_file():
         raise PackError([Problem(file=manifest_path, message="not a task pack: pack.yaml missing")])
     problems: list[Problem] = []
+    scan_pack_tree(root, problems)
+    if problems:
+        raise PackError(problems)
 
     def read(model: type[Any], file: Path) -> tuple[Any, dict[tuple[str | int, ...], int]]:
         try:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -11,7 +12,20 @@ from pydantic import BaseModel, ValidationError
 
 from lhbench.errors import PackError, Problem
 
-__all__ = ["LineMap", "format_loc", "load_yaml", "validate_document"]
+__all__ = [
+    "MAX_YAML_BYTES",
+    "MAX_YAML_NODES",
+    "LineMap",
+    "format_loc",
+    "load_yaml",
+    "parse_yaml",
+    "validate_document",
+]
+
+# A pack file is written by hand: these are far above any real one, and keep a hostile
+# one (a "billion laughs" of nested aliases, a huge file) from exhausting memory or time.
+MAX_YAML_BYTES = 4 << 20
+MAX_YAML_NODES = 200_000  # nodes visited with aliases expanded, as a validator would see them
 
 M = TypeVar("M", bound=BaseModel)
 Loc = tuple[str | int, ...]
@@ -29,9 +43,21 @@ def format_loc(loc: Iterable[str | int]) -> str:
     return out
 
 
+class _TooBig(Exception):
+    pass
+
+
 def _walk(
-    node: yaml.Node, loc: Loc, loader: yaml.SafeLoader, lines: LineMap, problems: list[Problem]
+    node: yaml.Node,
+    loc: Loc,
+    loader: yaml.SafeLoader,
+    lines: LineMap,
+    problems: list[Problem],
+    budget: list[int],
 ) -> None:
+    budget[0] -= 1
+    if budget[0] < 0:
+        raise _TooBig
     lines[loc] = node.start_mark.line + 1
     if isinstance(node, yaml.MappingNode):
         seen: dict[object, int] = {}
@@ -50,23 +76,42 @@ def _walk(
                     )
                 )
             seen[key] = line
-            _walk(value_node, (*loc, key), loader, lines, problems)
+            _walk(value_node, (*loc, key), loader, lines, problems, budget)
             lines[(*loc, key)] = line
     elif isinstance(node, yaml.SequenceNode):
         for i, item in enumerate(node.value):
-            _walk(item, (*loc, i), loader, lines, problems)
+            _walk(item, (*loc, i), loader, lines, problems, budget)
 
 
 def load_yaml(path: Path) -> tuple[Any, LineMap]:
     """Parse one YAML file; returns the data and a map from location to 1-based line.
 
     Raises:
-        PackError: on a syntax error or duplicate key, naming the file and line.
+        PackError: on a syntax error, duplicate key, or a file too big (or expanding to too
+            many values through aliases), naming the file and line.
     """
     try:
+        size = path.stat().st_size
+        if size > MAX_YAML_BYTES:
+            raise PackError(
+                [
+                    Problem(
+                        file=path,
+                        message=f"{size} bytes; a pack YAML file may have at most {MAX_YAML_BYTES}",
+                    )
+                ]
+            )
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise PackError([Problem(file=path, message=f"cannot read: {exc}")]) from None
+    return parse_yaml(text, path)
+
+
+def parse_yaml(text: str, path: Path, *, first_line: int = 1) -> tuple[Any, LineMap]:
+    """Parse YAML ``text`` that stands at ``first_line`` of ``path`` (see :func:`load_yaml`)."""
+    shift = first_line - 1
+    if len(text) > MAX_YAML_BYTES:
+        raise PackError([Problem(file=path, message=f"YAML text over {MAX_YAML_BYTES} characters")])
     loader = yaml.SafeLoader(text)
     loader.name = str(path)
     try:
@@ -75,10 +120,23 @@ def load_yaml(path: Path) -> tuple[Any, LineMap]:
             return None, {}
         lines: LineMap = {}
         problems: list[Problem] = []
-        _walk(node, (), loader, lines, problems)
+        _walk(node, (), loader, lines, problems, [MAX_YAML_NODES])
         if problems:
-            raise PackError(problems)
+            raise PackError(
+                [replace(p, line=p.line + shift if p.line else p.line) for p in problems]
+            )
         data = loader.construct_document(node)
+    except _TooBig:
+        raise PackError(
+            [
+                Problem(
+                    file=path,
+                    line=first_line,
+                    message=f"the document expands to more than {MAX_YAML_NODES} values "
+                    "(nested YAML aliases?); refused",
+                )
+            ]
+        ) from None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         what = exc.problem or exc.context or "invalid YAML"
@@ -86,14 +144,16 @@ def load_yaml(path: Path) -> tuple[Any, LineMap]:
             [
                 Problem(
                     file=path,
-                    line=mark.line + 1 if mark else None,
+                    line=mark.line + 1 + shift if mark else None,
                     message=f"YAML syntax error: {what}",
                 )
             ]
         ) from None
+    except yaml.YAMLError as exc:
+        raise PackError([Problem(file=path, message=f"YAML error: {exc}")]) from None
     finally:
         loader.dispose()
-    return data, lines
+    return data, {k: v + shift for k, v in lines.items()}
 
 
 def _line_for(loc: Loc, lines: LineMap) -> int | None:

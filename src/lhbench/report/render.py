@@ -113,6 +113,13 @@ def write_report(
     )
     excluded = data.excluded.notes()
     banner = list(notes or [])
+    unconfined = sum(1 for r in data.runs.values() if r.metadata.get("unsandboxed"))
+    if unconfined:
+        banner.append(
+            f"{unconfined} of {len(data.runs)} runs ran without a sandbox "
+            "(--unsafe-no-sandbox): their agents' commands were not confined, so their "
+            "workspaces and results may reflect access to this machine."
+        )
     md = [
         "# lhbench report",
         "",

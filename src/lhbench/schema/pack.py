@@ -58,6 +58,9 @@ class McpServerSpec(Schema):
 
     command: list[str] = Field(min_length=1, description="Program and arguments.")
     env: dict[str, str] = Field(default_factory=dict)
+    startup_timeout_s: PositiveFloat = Field(
+        default=60.0, description="How long a harness waits for the server to start."
+    )
 
     def argv(self, python: str, workspace: str) -> list[str]:
         """The command with its placeholders filled in."""

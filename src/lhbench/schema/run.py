@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 from enum import StrEnum
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import AwareDatetime, Field, NonNegativeFloat, NonNegativeInt, model_validator
 
@@ -148,12 +148,18 @@ class Trajectory(Schema):
 
 
 class Artifact(Schema):
-    """A file a run produced (a screenshot, a build, a report), addressed by its hash."""
+    """A file a run produced (a screenshot, a build, a report), addressed by its hash.
+
+    ``status`` says what was kept: ``ok`` (all of it), ``truncated`` (the first bytes;
+    ``sha256`` is theirs) or ``omitted`` (listed without content); ``note`` says why.
+    """
 
     run_id: str
     name: str = Field(min_length=1, description="Path-like name inside the run.")
     media_type: str = "application/octet-stream"
     sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
-    size: NonNegativeInt
+    size: NonNegativeInt = Field(description="The file's size on disk.")
     content: bytes | None = Field(default=None, description="Inline bytes, for small files.")
     uri: str | None = Field(default=None, description="Where the bytes live otherwise.")
+    status: Literal["ok", "truncated", "omitted"] = "ok"
+    note: str | None = None

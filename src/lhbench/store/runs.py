@@ -247,6 +247,8 @@ class RunStore(StoreBase):
                     size=r.size,
                     content=r.content,
                     uri=r.uri,
+                    status=r.status,
+                    note=r.note,
                 )
                 for r in rows
             ]

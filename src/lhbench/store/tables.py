@@ -179,6 +179,8 @@ class ArtifactRow(Base):
     size: Mapped[int] = mapped_column(Integer)
     content: Mapped[bytes | None] = mapped_column(LargeBinary)
     uri: Mapped[str | None] = mapped_column(Text)
+    status: Mapped[str] = mapped_column(String(20))
+    note: Mapped[str | None] = mapped_column(Text)
 
 
 class GradeRow(Base):

@@ -2,23 +2,26 @@
 
 list_directory, directory_tree, read_file (line ranges), search_files, get_file_info. A
 path that is absolute, climbs out with ``..``, or leads out through a symlink is refused
-with a tool error naming the path; nothing here can write.
+with a tool error naming the path; files are opened without following symlinks, devices,
+FIFOs and sockets are never read, and every answer is bounded. Nothing here can write.
 """
 
 from __future__ import annotations
 
 import fnmatch
 import re
+import stat
 from pathlib import Path
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
-from lhbench.envs.paths import EscapeError, inside
+from lhbench.envs.paths import EscapeError, NotARegularFile, inside, read_beneath
 
 __all__ = ["build_fs_server"]
 
 MAX_READ_BYTES = 200_000
+MAX_SEARCH_BYTES = 20_000_000  # read by one content search
 MAX_ENTRIES = 500
 
 
@@ -33,6 +36,18 @@ def _resolve(root: Path, path: str, *, must_exist: bool = True) -> Path:
         raise ToolRefused(f"refused: {exc}") from None
     except FileNotFoundError as exc:
         raise ToolRefused(str(exc)) from None
+
+
+def _read(root: Path, path: str, limit: int) -> tuple[bytes, int]:
+    """Up to ``limit`` bytes of a regular file, opened without following any symlink."""
+    try:
+        return read_beneath(root, path or ".", limit=limit)
+    except IsADirectoryError:
+        raise ToolRefused(f"is a directory: {path}") from None
+    except (EscapeError, NotARegularFile) as exc:
+        raise ToolRefused(f"refused: {exc}") from None
+    except FileNotFoundError:
+        raise ToolRefused(f"no such file: {path}") from None
 
 
 def build_fs_server(root: Path, server: MCPServer | None = None) -> MCPServer:
@@ -77,18 +92,11 @@ def build_fs_server(root: Path, server: MCPServer | None = None) -> MCPServer:
     @server.tool()
     def read_file(path: str, start_line: int = 1, end_line: int | None = None) -> str:
         """Read a text file, optionally only lines start_line..end_line (1-based, inclusive)."""
-        target = _resolve(root, path)
-        if target.is_dir():
-            raise ToolRefused(f"is a directory: {path}")
-        data = target.read_bytes()[:MAX_READ_BYTES]
+        data, size = _read(root, path, MAX_READ_BYTES)
         lines = data.decode("utf-8", errors="replace").splitlines()
         end = len(lines) if end_line is None else min(end_line, len(lines))
         chosen = lines[max(start_line, 1) - 1 : end]
-        note = (
-            f"\n[truncated at {MAX_READ_BYTES} bytes]"
-            if target.stat().st_size > MAX_READ_BYTES
-            else ""
-        )
+        note = f"\n[truncated at {MAX_READ_BYTES} of {size} bytes]" if size > MAX_READ_BYTES else ""
         return "\n".join(chosen) + note
 
     @server.tool()
@@ -99,18 +107,22 @@ def build_fs_server(root: Path, server: MCPServer | None = None) -> MCPServer:
             regex = re.compile(content) if content else None
         except re.error as exc:
             raise ToolRefused(f"bad regex {content!r}: {exc}") from None
-        hits = []
+        hits: list[str] = []
+        scanned = 0
         for p in sorted(target.rglob("*")):
-            if not p.is_file() or not fnmatch.fnmatch(p.name, pattern):
+            if p.is_symlink() or not p.is_file() or not fnmatch.fnmatch(p.name, pattern):
                 continue
-            try:
-                inside(root, rel(p))
-            except EscapeError:
-                continue
-            if regex is not None and not regex.search(
-                p.read_text(encoding="utf-8", errors="replace")
-            ):
-                continue
+            if regex is not None:
+                if scanned >= MAX_SEARCH_BYTES:
+                    hits.append(f"[search stopped after reading {scanned} bytes]")
+                    break
+                try:
+                    data, _ = read_beneath(root, rel(p), limit=MAX_READ_BYTES)
+                except (EscapeError, NotARegularFile, OSError):
+                    continue
+                scanned += len(data)
+                if not regex.search(data.decode("utf-8", errors="replace")):
+                    continue
             hits.append(rel(p))
             if len(hits) >= MAX_ENTRIES:
                 break
@@ -120,13 +132,14 @@ def build_fs_server(root: Path, server: MCPServer | None = None) -> MCPServer:
     def get_file_info(path: str) -> str:
         """Size, type and line count of a file or directory."""
         target = _resolve(root, path)
-        st = target.stat()
-        kind = "directory" if target.is_dir() else "file"
-        lines = (
-            target.read_text(encoding="utf-8", errors="replace").count("\n")
-            if kind == "file"
-            else None
-        )
-        return f"path: {rel(target)}\ntype: {kind}\nsize: {st.st_size}\nlines: {lines}"
+        st = target.lstat()
+        if stat.S_ISDIR(st.st_mode):
+            return f"path: {rel(target)}\ntype: directory\nsize: {st.st_size}\nlines: None"
+        if not stat.S_ISREG(st.st_mode):
+            return f"path: {rel(target)}\ntype: special file (not read)\nsize: {st.st_size}"
+        data, size = _read(root, path, MAX_READ_BYTES)
+        count = data.count(b"\n")
+        lines = f"{count}+" if size > len(data) else str(count)
+        return f"path: {rel(target)}\ntype: file\nsize: {size}\nlines: {lines}"
 
     return server

@@ -1,68 +1,71 @@
 """Read-only SQL tools over MCP.
 
 Queries run on a read-only connection, so a write fails in the database itself (SQLite
-``mode=ro`` + ``query_only``; PostgreSQL read-only transactions), not by matching the
-text of the statement.
+``mode=ro`` + ``query_only`` + an authorizer; PostgreSQL read-only transactions under a
+SELECT-only role), not by matching the text of the statement. Each statement has a time
+limit, and answers are cut by rows, by value length and by total size, saying so.
 """
 
 from __future__ import annotations
 
-import sqlite3
+from pathlib import Path
 from typing import Any
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from sqlalchemy.engine import make_url
 
-__all__ = ["MAX_ROWS", "ReadOnlyDatabase", "build_sql_server"]
+from lhbench.envs.sqlite_guard import guarded_connection, reset_deadline
+
+__all__ = [
+    "MAX_CELL_CHARS",
+    "MAX_OUTPUT_CHARS",
+    "MAX_ROWS",
+    "ReadOnlyDatabase",
+    "build_sql_server",
+    "format_rows",
+]
 
 MAX_ROWS = 200
-
-
-_SQLITE_ALLOWED = {
-    sqlite3.SQLITE_SELECT,
-    sqlite3.SQLITE_READ,
-    sqlite3.SQLITE_FUNCTION,
-    sqlite3.SQLITE_RECURSIVE,
-}
-
-
-def _sqlite_read_only(
-    action: int, arg1: str | None, arg2: str | None, db: str | None, src: str | None
-) -> int:
-    if action in _SQLITE_ALLOWED:
-        return sqlite3.SQLITE_OK
-    if action == sqlite3.SQLITE_PRAGMA and arg2 is None:
-        return sqlite3.SQLITE_OK  # reading a pragma, not setting one
-    return sqlite3.SQLITE_DENY
+MAX_CELL_CHARS = 2_000  # one value as shown to the judge
+MAX_OUTPUT_CHARS = 64_000  # one tool answer
+STATEMENT_TIMEOUT_S = 10.0
 
 
 class ReadOnlyDatabase:
-    """A read-only connection to a SQLite file or PostgreSQL database."""
+    """A read-only connection to a SQLite file or PostgreSQL database.
 
-    def __init__(self, url: str) -> None:
+    SQLite goes through :func:`~lhbench.envs.sqlite_guard.guarded_connection` (read-only,
+    authorizer, value-size and time limits); PostgreSQL through a read-only session with
+    a statement timeout (the replay gives judges a SELECT-only role as well).
+    """
+
+    def __init__(self, url: str, *, timeout_s: float = STATEMENT_TIMEOUT_S) -> None:
         parsed = make_url(url.replace("postgresql://", "postgresql+psycopg://", 1))
         self.backend = parsed.get_backend_name()
         if self.backend == "sqlite":
-            self._conn: Any = sqlite3.connect(
-                f"file:{parsed.database}?mode=ro", uri=True, check_same_thread=False
+            self._conn: Any = guarded_connection(
+                Path(parsed.database or ""), read_only=True, timeout_s=timeout_s
             )
-            self._conn.execute("PRAGMA query_only = ON")
-            # SQLite's authorizer, checked by the engine while it compiles each statement:
-            # reads only (mode=ro alone still lets ATTACH create files elsewhere)
-            self._conn.set_authorizer(_sqlite_read_only)
         else:
             import psycopg
 
             conninfo = parsed.set(drivername="postgresql").render_as_string(hide_password=False)
             self._conn = psycopg.connect(
-                conninfo, options="-c default_transaction_read_only=on", autocommit=False
+                conninfo,
+                options=(
+                    "-c default_transaction_read_only=on "
+                    f"-c statement_timeout={int(timeout_s * 1000)}"
+                ),
+                autocommit=False,
             )
 
     def query(
         self, sql: str, max_rows: int = MAX_ROWS
     ) -> tuple[list[str], list[tuple[Any, ...]], bool]:
         """Columns, rows (capped), and whether more rows were left out."""
+        if self.backend == "sqlite":
+            reset_deadline(self._conn)
         cur = self._conn.cursor()
         try:
             if self.backend != "sqlite":
@@ -125,11 +128,32 @@ def build_sql_server(url: str, server: MCPServer | None = None) -> MCPServer:
         except Exception as exc:  # the database's own refusal, e.g. a write on a read-only one
             msg = str(exc).splitlines()[0]
             raise ToolError(f"query failed (the database is read-only here): {msg}") from None
-        out = [" | ".join(cols)] + [
-            " | ".join("NULL" if v is None else str(v) for v in r) for r in rows
-        ]
-        if more:
-            out.append(f"[more rows left out: showing the first {len(rows)}]")
-        return "\n".join(out)
+        return format_rows(cols, rows, more)
 
     return server
+
+
+def _cell(value: object) -> str:
+    text = "NULL" if value is None else str(value)
+    if len(text) > MAX_CELL_CHARS:
+        return f"{text[:MAX_CELL_CHARS]}…[value cut: {len(text)} characters]"
+    return text
+
+
+def format_rows(cols: list[str], rows: list[tuple[Any, ...]], more: bool) -> str:
+    """Rows as text for a judge, within :data:`MAX_OUTPUT_CHARS`, saying what was cut."""
+    out = [" | ".join(cols)]
+    size = len(out[0])
+    for shown, r in enumerate(rows):
+        line = " | ".join(_cell(v) for v in r)
+        if size + len(line) + 1 > MAX_OUTPUT_CHARS:
+            out.append(
+                f"[output cut at {MAX_OUTPUT_CHARS} characters: showing {shown} of "
+                f"{len(rows)}{'+' if more else ''} rows]"
+            )
+            return "\n".join(out)
+        out.append(line)
+        size += len(line) + 1
+    if more:
+        out.append(f"[more rows left out: showing the first {len(rows)}]")
+    return "\n".join(out)

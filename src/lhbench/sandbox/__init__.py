@@ -1,0 +1,59 @@
+"""Running code lhbench does not trust: agents, pack scripts, replays, judge tools.
+
+One interface (:class:`Sandbox`), backends per platform (bubblewrap by default on Linux,
+a container runtime where a daemon runs, and an explicit, recorded "none"), a network
+forwarder that is a sandbox's only way out, and resource limits.
+"""
+
+from lhbench.sandbox.base import (
+    Finished,
+    Prepared,
+    Sandbox,
+    SandboxUnavailable,
+    run_sandboxed,
+    run_sandboxed_sync,
+)
+from lhbench.sandbox.bubblewrap import SANDBOX_UID, BubblewrapSandbox
+from lhbench.sandbox.cgroups import cgroup_support
+from lhbench.sandbox.container import ContainerSandbox
+from lhbench.sandbox.forward import Forwarder
+from lhbench.sandbox.policy import (
+    CRASH_EXIT,
+    ENV_ALLOW,
+    Endpoint,
+    Limits,
+    Mount,
+    SandboxPolicy,
+    lhbench_paths,
+    policy_for,
+    script_argv,
+    system_mounts,
+)
+from lhbench.sandbox.select import BACKENDS, UnsafeNoSandbox, get_sandbox
+
+__all__ = [
+    "BACKENDS",
+    "CRASH_EXIT",
+    "ENV_ALLOW",
+    "SANDBOX_UID",
+    "BubblewrapSandbox",
+    "ContainerSandbox",
+    "Endpoint",
+    "Finished",
+    "Forwarder",
+    "Limits",
+    "Mount",
+    "Prepared",
+    "Sandbox",
+    "SandboxPolicy",
+    "SandboxUnavailable",
+    "UnsafeNoSandbox",
+    "cgroup_support",
+    "get_sandbox",
+    "lhbench_paths",
+    "policy_for",
+    "run_sandboxed",
+    "run_sandboxed_sync",
+    "script_argv",
+    "system_mounts",
+]

@@ -1,0 +1,201 @@
+"""One interface for every sandbox backend, and running a command through it.
+
+A backend turns (argv, policy) into a :class:`Prepared` command: the argv to execute, the
+environment to give the launcher (already the sandbox's own: nothing of ours leaks through
+``/proc/1/environ``), and what to clean up afterwards (cgroups, forwarders, temp files).
+:func:`run_sandboxed` runs it with the wall-clock limit, kills the whole process group on
+time-out, and always cleans up.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import subprocess
+import tempfile
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import BinaryIO, Protocol
+
+from lhbench.errors import LhbenchError
+from lhbench.sandbox.policy import SandboxPolicy
+
+__all__ = [
+    "Finished",
+    "Prepared",
+    "Sandbox",
+    "SandboxUnavailable",
+    "run_sandboxed",
+    "run_sandboxed_sync",
+]
+
+
+class SandboxUnavailable(LhbenchError):
+    """No sandbox backend works here, and running unconfined was not allowed."""
+
+
+@dataclass
+class Prepared:
+    """A command ready to start: argv, environment, working directory, and its cleanup."""
+
+    argv: list[str]
+    env: dict[str, str]
+    cwd: str
+    backend: str
+    _cleanup: list[Callable[[], None]] = field(default_factory=list)
+
+    def close(self) -> None:
+        """Release cgroups, forwarders and temporary files (idempotent)."""
+        while self._cleanup:
+            with contextlib.suppress(Exception):
+                self._cleanup.pop()()
+
+
+@dataclass(frozen=True)
+class Finished:
+    """How a sandboxed command ended."""
+
+    returncode: int | None
+    stdout: bytes
+    stderr: bytes
+    timed_out: bool
+    backend: str
+
+    def text(self, which: str = "stdout") -> str:
+        """Decoded output."""
+        return (self.stdout if which == "stdout" else self.stderr).decode("utf-8", "replace")
+
+
+class Sandbox(Protocol):
+    """A way to confine processes (bubblewrap, a container runtime, or none)."""
+
+    name: str
+
+    def available(self) -> str | None:
+        """None when it works here, else why not."""
+        ...
+
+    def prepare(self, argv: Sequence[str], policy: SandboxPolicy) -> Prepared:
+        """The command that runs ``argv`` under ``policy``."""
+        ...
+
+    def describe(self) -> list[str]:
+        """What a sandboxed process sees and may do, one line each (for ``lhbench doctor``)."""
+        ...
+
+
+def _kill_group(pid: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signal.SIGKILL)
+
+
+MAX_OUTPUT = 8 << 20
+
+
+def _read_capped(f: BinaryIO, max_output: int) -> bytes:
+    """The output, or its head and tail around a note saying how much was cut."""
+    size = f.seek(0, os.SEEK_END)
+    f.seek(0)
+    if size <= max_output:
+        return f.read()
+    half = max_output // 2
+    head = f.read(half)
+    f.seek(size - half)
+    tail = f.read(half)
+    return head + f"\n[... {size - 2 * half} bytes of output cut ...]\n".encode() + tail
+
+
+async def run_sandboxed(
+    sandbox: Sandbox,
+    argv: Sequence[str],
+    policy: SandboxPolicy,
+    *,
+    stdin: bytes | None = None,
+    stdout_path: Path | None = None,
+    max_output: int = MAX_OUTPUT,
+) -> Finished:
+    """Run ``argv`` confined; wait at most ``policy.limits.wall_s``; kill its group after.
+
+    Output goes to files, never to memory, so a command printing gigabytes costs disk
+    (bounded by the file-size limit) and not the harness's memory; what is returned is
+    capped at ``max_output`` bytes per stream (head and tail, saying what was cut).
+    ``stdout_path`` keeps the whole stdout there instead (a CLI's transcript).
+    """
+    prepared = sandbox.prepare(argv, policy)
+    try:
+        with contextlib.ExitStack() as stack:
+            out: BinaryIO = stack.enter_context(
+                stdout_path.open("w+b") if stdout_path is not None else tempfile.TemporaryFile()  # noqa: SIM115
+            )
+            err = stack.enter_context(tempfile.TemporaryFile())
+            proc = await asyncio.create_subprocess_exec(
+                *prepared.argv,
+                cwd=prepared.cwd,
+                env=prepared.env,
+                stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+                stdout=out,
+                stderr=err,
+                start_new_session=True,
+            )
+            timed_out = False
+            try:
+                await asyncio.wait_for(proc.communicate(stdin), policy.limits.wall_s)
+            except TimeoutError:
+                timed_out = True
+                _kill_group(proc.pid)
+                await proc.wait()
+            finally:
+                _kill_group(proc.pid)  # anything it left behind in its group
+            return Finished(
+                proc.returncode,
+                b"" if stdout_path is not None else _read_capped(out, max_output),
+                _read_capped(err, max_output),
+                timed_out,
+                prepared.backend,
+            )
+    finally:
+        prepared.close()
+
+
+def run_sandboxed_sync(
+    sandbox: Sandbox,
+    argv: Sequence[str],
+    policy: SandboxPolicy,
+    *,
+    stdin: bytes | None = None,
+    max_output: int = MAX_OUTPUT,
+) -> Finished:
+    """Like :func:`run_sandboxed`, from synchronous code."""
+    prepared = sandbox.prepare(argv, policy)
+    try:
+        with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+            proc = subprocess.Popen(
+                prepared.argv,
+                cwd=prepared.cwd,
+                env=prepared.env,
+                stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+                stdout=out,
+                stderr=err,
+                start_new_session=True,
+            )
+            timed_out = False
+            try:
+                proc.communicate(stdin, timeout=policy.limits.wall_s)
+            except subprocess.TimeoutExpired:
+                timed_out = True
+                _kill_group(proc.pid)
+                proc.wait()
+            finally:
+                _kill_group(proc.pid)
+            return Finished(
+                proc.returncode,
+                _read_capped(out, max_output),
+                _read_capped(err, max_output),
+                timed_out,
+                prepared.backend,
+            )
+    finally:
+        prepared.close()

@@ -1,0 +1,103 @@
+"""The two halves of a sandbox's only way out: a relay inside, a forwarder outside.
+
+Inside (no network namespace of its own to speak of: loopback only), the relay listens on
+``127.0.0.1:PORT`` and carries each connection over a Unix socket bound into the sandbox.
+Outside, the forwarder accepts on that Unix socket and connects to the one endpoint the
+harness allowed; it can reach nothing else, whatever the sandboxed program asks for.
+Bytes are copied as they are (TLS stays end to end).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import threading
+from pathlib import Path
+
+__all__ = ["Forwarder", "pipe"]
+
+_BUF = 1 << 16
+
+
+def pipe(a: socket.socket, b: socket.socket) -> None:
+    """Copy bytes both ways between two sockets until either side closes."""
+
+    def one_way(src: socket.socket, dst: socket.socket) -> None:
+        try:
+            while data := src.recv(_BUF):
+                dst.sendall(data)
+        except OSError:
+            pass
+        finally:
+            with contextlib.suppress(OSError):
+                dst.shutdown(socket.SHUT_WR)
+
+    t = threading.Thread(target=one_way, args=(b, a), daemon=True)
+    t.start()
+    one_way(a, b)
+    t.join()
+    for s in (a, b):
+        with contextlib.suppress(OSError):
+            s.close()
+
+
+class Forwarder:
+    """Accepts on a Unix socket and connects each client to ``host:port`` (only there).
+
+    Use as a context manager; ``path`` is the socket to bind into the sandbox.
+    """
+
+    def __init__(self, path: Path, host: str, port: int, *, timeout_s: float = 30.0) -> None:
+        self.path = path
+        self.host = host
+        self.port = port
+        self.timeout_s = timeout_s
+        self.connections = 0
+        self._server: socket.socket | None = None
+        self._thread: threading.Thread | None = None
+        self._stop = threading.Event()
+
+    def __enter__(self) -> Forwarder:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with contextlib.suppress(FileNotFoundError):
+            self.path.unlink()
+        server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        server.bind(str(self.path))
+        self.path.chmod(0o777)  # the sandboxed uid is mapped, not the same user
+        server.listen(64)
+        server.settimeout(0.2)
+        self._server = server
+        self._thread = threading.Thread(target=self._serve, daemon=True, name="lhbench-forward")
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+        if self._server is not None:
+            self._server.close()
+        with contextlib.suppress(FileNotFoundError):
+            self.path.unlink()
+
+    def _serve(self) -> None:
+        assert self._server is not None
+        while not self._stop.is_set():
+            try:
+                client, _ = self._server.accept()
+            except TimeoutError:
+                continue
+            except OSError:
+                return
+            self.connections += 1
+            threading.Thread(target=self._one, args=(client,), daemon=True).start()
+
+    def _one(self, client: socket.socket) -> None:
+        try:
+            upstream = socket.create_connection((self.host, self.port), timeout=self.timeout_s)
+            upstream.settimeout(None)
+        except OSError:
+            client.close()
+            return
+        client.settimeout(None)
+        pipe(client, upstream)

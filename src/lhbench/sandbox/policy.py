@@ -1,0 +1,219 @@
+"""What a sandboxed process may see and use: mounts, environment, network, limits.
+
+A policy is plain data. Backends turn it into their own command line; callers build it
+with :func:`policy_for` from a few paths, so every use (agent tools, CLI agents, checks,
+replays, judge tools) gets the same base view: system directories and the Python that
+runs lhbench read-only, a private ``/tmp`` and ``/proc``, no host home, and no network.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import sysconfig
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+__all__ = [
+    "CRASH_EXIT",
+    "ENV_ALLOW",
+    "SANDBOX_PATH",
+    "Endpoint",
+    "Limits",
+    "Mount",
+    "SandboxPolicy",
+    "lhbench_paths",
+    "policy_for",
+    "script_argv",
+    "system_mounts",
+]
+
+# what a sandboxed process may inherit; everything else (keys, tokens) stays outside
+ENV_ALLOW = ("LANG", "LC_ALL", "TZ", "TERM")
+SANDBOX_PATH = "/usr/local/bin:/usr/bin:/bin"
+
+# /etc is not bound whole: /etc/shadow, /etc/ssh and friends stay outside
+_ETC = (
+    "/etc/alternatives",
+    "/etc/ca-certificates",
+    "/etc/ca-certificates.conf",
+    "/etc/group",
+    "/etc/host.conf",
+    "/etc/ld.so.cache",
+    "/etc/ld.so.conf",
+    "/etc/ld.so.conf.d",
+    "/etc/localtime",
+    "/etc/mime.types",
+    "/etc/nsswitch.conf",
+    "/etc/os-release",
+    "/etc/passwd",
+    "/etc/ssl",
+    "/etc/fonts",
+)
+_SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/opt/node")
+
+
+@dataclass(frozen=True)
+class Mount:
+    """A host path shown inside the sandbox (at the same path unless ``target`` is given)."""
+
+    source: Path
+    writable: bool = False
+    target: Path | None = None
+
+    @property
+    def at(self) -> Path:
+        """Where it appears inside."""
+        return self.target or self.source
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """One TCP endpoint the sandbox may reach, through the harness's forwarder.
+
+    Inside the sandbox a relay listens on ``127.0.0.1:local_port`` (and ``host`` resolves
+    to 127.0.0.1 there), so a client keeps the URL's host name, for TLS; outside, the
+    forwarder connects only to ``host:port``.
+    """
+
+    host: str
+    port: int
+    local_port: int
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Resource limits; None leaves a limit unset.
+
+    ``memory_mb`` caps address space (RLIMIT_AS) for Python-only work and, where cgroups
+    are writable, resident memory for everything; ``processes`` needs a pids cgroup (a
+    root-owned process ignores RLIMIT_NPROC).
+    """
+
+    wall_s: float | None = 300.0
+    cpu_s: int | None = 300
+    memory_mb: int | None = 2048
+    address_space: bool = True
+    file_mb: int | None = 1024
+    processes: int | None = 256
+    open_files: int | None = 1024
+
+
+@dataclass(frozen=True)
+class SandboxPolicy:
+    """Everything a backend needs to run one command confined."""
+
+    cwd: Path
+    mounts: tuple[Mount, ...] = ()
+    env: Mapping[str, str] = field(default_factory=dict)
+    endpoints: tuple[Endpoint, ...] = ()
+    limits: Limits = field(default_factory=Limits)
+    name: str = "lhbench"
+
+    def with_limits(self, **changes: object) -> SandboxPolicy:
+        """The same policy with some limits changed."""
+        return replace(self, limits=replace(self.limits, **changes))  # type: ignore[arg-type]
+
+    def with_mounts(self, *mounts: Mount) -> SandboxPolicy:
+        """The same policy with more mounts."""
+        return replace(self, mounts=(*self.mounts, *mounts))
+
+
+# A pack's Python script (verify.py, a hook check) answers with its exit code, and Python
+# also exits 1 on an uncaught exception: run through this, a crash exits CRASH_EXIT instead,
+# so a script that crashed is never read as one that said "fail". SystemExit and os._exit
+# pass through unchanged; the script runs as __main__ with its directory on sys.path.
+CRASH_EXIT = 70
+_SCRIPT_RUNNER = (
+    "import os, runpy, sys, traceback\n"
+    "script = sys.argv[1]\n"
+    "sys.argv = sys.argv[1:]\n"
+    "sys.path[0] = os.path.dirname(os.path.abspath(script))\n"
+    "try:\n"
+    "    runpy.run_path(script, run_name='__main__')\n"
+    "except SystemExit:\n"
+    "    raise\n"
+    "except BaseException:\n"
+    "    traceback.print_exc()\n"
+    "    sys.stderr.flush()\n"
+    f"    os._exit({CRASH_EXIT})\n"
+)
+
+
+def script_argv(script: Path, *args: str) -> list[str]:
+    """The command running a pack's Python ``script`` with ``args`` (see :data:`CRASH_EXIT`)."""
+    return [sys.executable, "-c", _SCRIPT_RUNNER, str(script), *args]
+
+
+def lhbench_paths() -> list[Path]:
+    """What running ``python -m lhbench…`` inside needs, to bind read-only.
+
+    The interpreter, its stdlib and site-packages (the venv), and lhbench's own source.
+    """
+    paths = {
+        Path(sys.prefix),
+        Path(sys.base_prefix),
+        Path(sys.exec_prefix),
+        Path(sysconfig.get_paths()["stdlib"]).parent,
+        Path(__file__).resolve().parents[2],  # the directory holding the lhbench package
+    }
+    exe = Path(sys.executable)
+    paths.add(exe.parent)
+    paths.add(exe.resolve().parent.parent)
+    return sorted(p for p in paths if p.exists() and str(p) not in ("/", "/usr"))
+
+
+def system_mounts() -> list[Mount]:
+    """System directories and the parts of /etc programs need, read-only."""
+    out = [Mount(Path(p)) for p in (*_SYSTEM, *_ETC) if os.path.lexists(p)]
+    out += [Mount(p) for p in lhbench_paths()]
+    return out
+
+
+def policy_for(
+    cwd: Path,
+    *,
+    writable: Sequence[Path] = (),
+    readable: Sequence[Path] = (),
+    env: Mapping[str, str] | None = None,
+    home: Path | None = None,
+    endpoints: Sequence[Endpoint] = (),
+    limits: Limits | None = None,
+    name: str = "lhbench",
+) -> SandboxPolicy:
+    """The base policy plus these paths: ``writable`` ones read-write, ``readable`` read-only.
+
+    Paths are made absolute (a relative ``--home`` would otherwise name a different place
+    inside). ``cwd`` is shown read-only unless a path given covers it. Mounts go shallow
+    to deep, so a read-only directory inside a writable one (a run's settings in its run
+    directory) stays read-only. The environment is built from :data:`ENV_ALLOW` taken
+    from this process, a fixed PATH, ``HOME`` (``home`` or ``cwd``), ``TMPDIR=/tmp``,
+    then ``env``.
+    """
+    cwd = Path(cwd).absolute()
+    built = {k: os.environ[k] for k in ENV_ALLOW if k in os.environ}
+    python_bin = str(Path(sys.executable).parent)
+    built.update(
+        {
+            "PATH": f"{python_bin}:{SANDBOX_PATH}",
+            "HOME": str(Path(home).absolute() if home else cwd),
+            "TMPDIR": "/tmp",
+            "PYTHONDONTWRITEBYTECODE": "1",
+        }
+    )
+    built.update(env or {})
+    own = [Mount(Path(p).absolute()) for p in readable]
+    own += [Mount(Path(p).absolute(), writable=True) for p in writable]
+    if not any(cwd.is_relative_to(m.at) for m in own):
+        own.append(Mount(cwd))  # a process must be able to stand in its directory
+    own.sort(key=lambda m: len(m.at.parts))
+    mounts = [*system_mounts(), *own]
+    return SandboxPolicy(
+        cwd=cwd,
+        mounts=tuple(mounts),
+        env=built,
+        endpoints=tuple(endpoints),
+        limits=limits or Limits(),
+        name=name,
+    )
