@@ -23,6 +23,8 @@ from lhbench.testing.stub import LoggedRequest
 from tests.harness.helpers import write_harness_pack
 
 CACHE = Path(__file__).resolve().parents[2] / ".lhbench" / "npm-cli"
+# the first run installs the three CLIs from the npm registry into CACHE (network needed)
+pytestmark = pytest.mark.npm
 TURNS = ["Write greeting.txt saying hello, world.", "TURN-2: now write done.txt saying done."]
 
 

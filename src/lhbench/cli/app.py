@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 
 import typer
@@ -48,6 +49,8 @@ def version() -> None:
 
 def main() -> None:
     """Console entry point: user mistakes print as short lines and exit 2, no traceback."""
+    # pydantic-ai's first-run advert would land in the middle of our output
+    os.environ.setdefault("PYDANTIC_AI_NO_BANNER", "1")
     try:
         app()
     except LhbenchError as exc:

@@ -35,6 +35,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from lhbench.errors import ConfigError
 from lhbench.harness.cli_hook import hook_config
 from lhbench.harness.workspace import Workspace
 from lhbench.ingest import ImportContext, TranscriptInfo
@@ -57,8 +58,8 @@ __all__ = [
 ]
 
 
-class CliNotInstalled(RuntimeError):
-    """The CLI binary is not where it was looked for."""
+class CliNotInstalled(ConfigError):
+    """The CLI binary is not where it was looked for (a user mistake: exit 2, what to do)."""
 
 
 @dataclass
@@ -383,14 +384,20 @@ class CliRun:
 def cli_binary(agent: CliAgent, prefix: Path | None = None) -> Path:
     """``$LHBENCH_<BIN>_BIN``, else ``PREFIX/node_modules/.bin/<bin>``, else PATH's."""
     if env := os.environ.get(agent.env_var):
+        if not Path(env).is_file():
+            raise CliNotInstalled(
+                f"{agent.env_var}={env}: no such file; point it at the `{agent.binary}` "
+                f"binary (`npm i --prefix DIR {agent.package}` puts it in DIR/node_modules/.bin/)"
+            )
         return Path(env)
     if prefix is not None and (prefix / "node_modules" / ".bin" / agent.binary).exists():
         return prefix / "node_modules" / ".bin" / agent.binary
     found = shutil.which(agent.binary)
     if found is None:
         raise CliNotInstalled(
-            f"{agent.harness} is not installed: run `npm i --prefix DIR {agent.package}` "
-            f"and set {agent.env_var}=DIR/node_modules/.bin/{agent.binary}"
+            f"--harness {agent.harness}: `{agent.binary}` is not installed: run "
+            f"`npm i --prefix DIR {agent.package}` and set "
+            f"{agent.env_var}=DIR/node_modules/.bin/{agent.binary} (or put it on PATH)"
         )
     return Path(found)
 

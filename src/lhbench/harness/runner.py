@@ -242,7 +242,13 @@ async def _run_native(ctx: _RunContext, pool: ModelPool | None, model: Any) -> _
     try:
         toolsets = [
             MCPToolset(
-                StdioTransport(p.argv[0], p.argv[1:], env={**p.env, **server.env}, cwd=p.cwd)
+                StdioTransport(
+                    p.argv[0],
+                    p.argv[1:],
+                    env={**p.env, **server.env},
+                    cwd=p.cwd,
+                    log_file=ws.run_dir / f"mcp-{name}.log",
+                )
             ).prefixed(name)
             for (name, server), p in zip(ctx.servers.items(), prepared, strict=True)
         ]

@@ -16,6 +16,7 @@ from lhbench.config import Settings
 from lhbench.envs import PostgresDatabases
 from lhbench.errors import ConfigError, LhbenchError
 from lhbench.harness import HARNESSES, LocalExecutor, make_executor
+from lhbench.harness.cli_agents import CLI_AGENTS, cli_binary
 from lhbench.jobs.agents import RunAgentsJob, specs_for
 from lhbench.jobs.fixtures import FixtureJob
 from lhbench.jobs.grading import GradeJob, PairwiseJob
@@ -206,6 +207,8 @@ async def run_agents(
     """
     if harness not in HARNESSES:
         raise ConfigError(f"--harness {harness!r}: expected one of {', '.join(HARNESSES)}")
+    if harness in CLI_AGENTS:
+        cli_binary(CLI_AGENTS[harness])  # not installed: one clear error, not N crashed runs
     loaded = resolve_pack(pack, settings, store)
     chosen = list(tasks) if tasks else [t.id for t in loaded.pack.tasks]
     unknown = sorted(set(chosen) - {t.id for t in loaded.pack.tasks})

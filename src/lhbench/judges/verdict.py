@@ -12,6 +12,7 @@ recorded as an error, never defaulted to PASS or FAIL.
 from __future__ import annotations
 
 import sys
+import tempfile
 import time
 import uuid
 from collections.abc import Sequence
@@ -197,8 +198,11 @@ class VerdictJudge:
         run, task, trajectory, repeat = item.run, item.task, item.trajectory, item.repeat
         prompt = self.prompt(task, trajectory)
         key = self.key(item)
+        # the tool servers' stderr goes to a log beside the state, never to our own stderr
+        # (which may not be a real file: a notebook, a test runner)
+        log = _tool_log(item)
         toolsets = [
-            MCPToolset(StdioTransport(p.argv[0], p.argv[1:], env=p.env, cwd=p.cwd))
+            MCPToolset(StdioTransport(p.argv[0], p.argv[1:], env=p.env, cwd=p.cwd, log_file=log))
             for p in prepared
         ]
         agent: Agent[None, VerdictAnswer] = Agent(
@@ -281,3 +285,13 @@ class VerdictJudge:
             confidence=answer.confidence,
             **common,
         )
+
+
+def _tool_log(item: VerdictItem) -> Path:
+    """Where the judge's tool servers write their stderr for this state."""
+    state = item.state
+    if state.trajectory_file is not None:
+        return Path(state.trajectory_file).parent / "judge-tools.log"
+    if state.root is not None:
+        return Path(state.root).parent / "judge-tools.log"
+    return Path(tempfile.gettempdir()) / "lhbench-judge-tools.log"
