@@ -1,5 +1,3 @@
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
@@ -8,6 +6,7 @@ import pytest
 from lhbench.errors import PackError
 from lhbench.packs import bundled_pack_dirs, load_pack
 from lhbench.schema import AuthorKind, Scale, TierKind
+from tests.cli.helpers import cli
 
 RUBRIC = """\
 id: demo
@@ -232,19 +231,11 @@ def test_bundled_rubrics_carry_the_papers_weights() -> None:
 def test_cli_validate_exit_code_and_no_traceback(tmp_path: Path) -> None:
     good = write_pack(tmp_path / "good")
     bad = write_pack(tmp_path / "bad", rubric=RUBRIC.replace("weight: 0.4", "weight: 0.3"))
-    ok = subprocess.run(
-        [sys.executable, "-m", "lhbench", "packs", "validate", str(good)],
-        capture_output=True,
-        text=True,
-    )
-    assert ok.returncode == 0, ok.stderr
+    ok = cli("packs", "validate", str(good))
+    assert ok.exit_code == 0, ok.stderr
     assert "ok demo-pack 1.0: 2 task(s)" in ok.stdout
-    res = subprocess.run(
-        [sys.executable, "-m", "lhbench", "packs", "validate", str(bad)],
-        capture_output=True,
-        text=True,
-    )
-    assert res.returncode == 2
+    res = cli("packs", "validate", str(bad))
+    assert res.exit_code == 2
     assert "Traceback" not in res.stderr
     err_lines = [ln for ln in res.stderr.splitlines() if ln.strip()]
     assert len(err_lines) == 1

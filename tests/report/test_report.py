@@ -1,8 +1,6 @@
 import csv
 import hashlib
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -23,6 +21,8 @@ from lhbench.schema import (
 )
 from lhbench.stats import binary_metrics, bradley_terry_elo, cohen_kappa, t_ci
 from lhbench.store import Store
+from tests.cli.helpers import cli
+from tests.conftest import PG_URL, _pg_database
 from tests.factories import make_run
 from tests.packs.test_loader import write_pack
 
@@ -176,12 +176,34 @@ def read_csv(path: Path) -> list[dict[str, str]]:
         return list(csv.DictReader(f))
 
 
+@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
+def seeded(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory):
+    """One seeded store and its report per backend, shared by the module's tests."""
+    tmp = tmp_path_factory.mktemp(f"report-{request.param}")
+    if request.param == "sqlite":
+        urls = iter([f"sqlite:///{tmp / 'lhbench.db'}"])
+    elif not PG_URL:
+        pytest.skip("LHBENCH_TEST_PG_URL is not set (CI sets it; see .ci/run)")
+    else:
+        urls = _pg_database()
+    url = next(urls)
+    with Store.open(url) as store:
+        seed_store(store, tmp)
+        out = tmp / "report"
+        write_report(ReportData.from_store(store), out, ablation="skill", baseline="none")
+    yield url, out
+    for _ in urls:  # the PostgreSQL database is dropped when its generator ends
+        pass
+
+
 @pytest.fixture
-def report_dir(store: Store, tmp_path: Path) -> Path:
-    seed_store(store, tmp_path)
-    out = tmp_path / "report"
-    write_report(ReportData.from_store(store), out, ablation="skill", baseline="none")
-    return out
+def report_dir(seeded: tuple[str, Path]) -> Path:
+    return seeded[1]
+
+
+@pytest.fixture
+def store_url(seeded: tuple[str, Path]) -> str:
+    return seeded[0]
 
 
 def test_leaderboard_numbers(report_dir: Path) -> None:
@@ -310,23 +332,16 @@ def test_health_html_and_cli(report_dir: Path, store_url: str, tmp_path: Path) -
     html = (report_dir / "report.html").read_text()
     assert html.count("<svg") >= 4  # leaderboard, κ heatmap, Elo, AJ F1
     assert not re.search(r"<(script|link|img)[^>]+(src|href)=['\"]https?:", html)
-    res = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "lhbench",
-            "report",
-            "--db",
-            store_url,
-            "--out",
-            str(tmp_path / "cli"),
-            "--by",
-            "harness,versions.skill",
-        ],
-        capture_output=True,
-        text=True,
+    res = cli(
+        "report",
+        "--db",
+        store_url,
+        "--out",
+        str(tmp_path / "cli"),
+        "--by",
+        "harness,versions.skill",
     )
-    assert res.returncode == 0, res.stderr
+    assert res.exit_code == 0, res.stderr
     groups = {
         r["group"] for r in read_csv(tmp_path / "cli" / "leaderboard_figma-to-code_1_2_process.csv")
     }
