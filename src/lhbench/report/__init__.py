@@ -5,6 +5,10 @@ from ``lhbench.stats`` or ``lhbench.judges.panel``; this package lays them out w
 definitions and n.
 """
 
+import sys
+import types
+from typing import Any
+
 from lhbench.report.ablation import ablation_section
 from lhbench.report.agreement import agreement_section
 from lhbench.report.aj import aj_section
@@ -46,3 +50,19 @@ __all__ = [
     "pass_rate_rows",
     "write_report",
 ]
+
+
+class _ReportModule(types.ModuleType):
+    """``lhbench.report`` is this package and, called, the API's report function.
+
+    Importing the package sets ``lhbench.report`` to it, which would hide the API function
+    of the same name; calling the package runs that function instead.
+    """
+
+    def __call__(self, **kwargs: Any) -> Any:
+        from lhbench.api import report
+
+        return report(**kwargs)
+
+
+sys.modules[__name__].__class__ = _ReportModule
