@@ -248,7 +248,8 @@ async def _run_native(ctx: _RunContext, pool: ModelPool | None, model: Any) -> _
                     env={**p.env, **server.env},
                     cwd=p.cwd,
                     log_file=ws.run_dir / f"mcp-{name}.log",
-                )
+                ),
+                init_timeout=server.startup_timeout_s,  # the pack says how long it may take
             ).prefixed(name)
             for (name, server), p in zip(ctx.servers.items(), prepared, strict=True)
         ]

@@ -154,6 +154,22 @@ class JobSummary(Generic[R]):
 _HTTP = re.compile(r"status_code: (\d{3})")
 
 
+def crash_reason(exc: BaseException) -> str:
+    """``Type: first line of the message`` of an exception and, briefly, of its cause.
+
+    A unit that crashed stores nothing, so this is all the user sees of it: the message
+    must say what happened (``RuntimeError: Client failed to connect: …``), not only its
+    type.
+    """
+    parts: list[str] = []
+    seen: BaseException | None = exc
+    while seen is not None and len(parts) < 2:
+        msg = str(seen).strip().splitlines()[0][:120] if str(seen).strip() else ""
+        parts.append(f"{type(seen).__name__}: {msg}" if msg else type(seen).__name__)
+        seen = seen.__cause__
+    return " ← ".join(parts)
+
+
 def short_reason(error: str | None, *, default: str = "error") -> str:
     """A failure's reason as a short category to count (``HTTP 500``, ``timeout`` …)."""
     if not error:
@@ -245,7 +261,7 @@ async def run_job(
                     result = await job.run(unit)
             except Exception as exc:  # a bug or an unreadable input: counted, nothing stored
                 summary.failed += 1
-                summary.failures[f"crashed: {type(exc).__name__}"] += 1
+                summary.failures[f"crashed: {crash_reason(exc)}"] += 1
                 if progress is not None:
                     progress.advance(False)
                 return

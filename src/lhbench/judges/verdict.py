@@ -202,7 +202,12 @@ class VerdictJudge:
         # (which may not be a real file: a notebook, a test runner)
         log = _tool_log(item)
         toolsets = [
-            MCPToolset(StdioTransport(p.argv[0], p.argv[1:], env=p.env, cwd=p.cwd, log_file=log))
+            MCPToolset(
+                StdioTransport(p.argv[0], p.argv[1:], env=p.env, cwd=p.cwd, log_file=log),
+                # a tool server starts a sandboxed Python: on a busy machine that takes a
+                # while, and a verdict must not fail for it
+                init_timeout=TOOL_SERVER_START_S,
+            )
             for p in prepared
         ]
         agent: Agent[None, VerdictAnswer] = Agent(
@@ -285,6 +290,9 @@ class VerdictJudge:
             confidence=answer.confidence,
             **common,
         )
+
+
+TOOL_SERVER_START_S = 120.0
 
 
 def _tool_log(item: VerdictItem) -> Path:

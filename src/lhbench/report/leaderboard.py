@@ -75,6 +75,12 @@ def scale_levels(data: ReportData, key: TierKey) -> list[int]:
     return sorted({lv for s in (seen or {Scale.ONE_TO_FIVE}) for lv in s.levels})
 
 
+def _scale_range(data: ReportData, key: TierKey) -> str:
+    """The tier's score range, e.g. ``1–5`` (a weighted mean stays within its scales)."""
+    levels = scale_levels(data, key)
+    return f"{min(levels)}–{max(levels)}"
+
+
 def dimension_order(data: ReportData, key: TierKey, seen: set[str]) -> list[str]:
     """Dimensions in the rubric's order (unknown ones last, sorted)."""
     rubric = data.rubric_for(key.rubric_id, key.version)
@@ -199,7 +205,8 @@ def leaderboard_section(data: ReportData, by: Sequence[str], *, seed: int = 0) -
             notes.append(warning)
         table = Table(
             slug=slug,
-            title=f"{key.title} tier: mean panel score, 95% bootstrap CI over tasks",
+            title=f"{key.title} tier: mean panel score (scale {_scale_range(data, key)}), "
+            "95% bootstrap CI over tasks",
             columns=["rank", "group", "score", "ci_low", "ci_high", "n", "tasks", *judges, "var"],
             notes=notes,
         )

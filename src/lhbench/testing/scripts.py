@@ -64,8 +64,9 @@ def hashed_scale_scores(model: str, dimension: str, req: StubRequest) -> int:
     """A deterministic score on the dimension's own scale (1–5, 0–2 or binary)."""
     scales = dict(dimension_ids(req))
     levels = _LEVELS.get(scales.get(dimension, "1-5"), _LEVELS["1-5"])
+    # the whole request: the evidence (transcript or artifacts) is what differs between runs
     text = req.last_user_text() or req.text()
-    return levels[_digest(model, run_mark(req) or text[-2000:], dimension) % len(levels)]
+    return levels[_digest(model, run_mark(req) or text, dimension) % len(levels)]
 
 
 def rubric_judge_script(score: ScoreFn = hashed_scores) -> Callable[[StubRequest], StubReply]:
