@@ -4,6 +4,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
 from pathlib import Path
@@ -25,6 +26,8 @@ from tests.harness.helpers import write_harness_pack
 CACHE = Path(__file__).resolve().parents[2] / ".lhbench" / "npm-cli"
 # the first run installs the three CLIs from the npm registry into CACHE (network needed)
 pytestmark = pytest.mark.npm
+# what the CLIs were seen to create in /tmp when unconfined (cli-offline-probe.md)
+CLI_TMP = ("claude-", "gemini-client-error", "codex-")
 TURNS = ["Write greeting.txt saying hello, world.", "TURN-2: now write done.txt saying done."]
 
 
@@ -185,8 +188,14 @@ def test_cli_two_turns_in_the_sandbox(
     monkeypatch.setenv(CLI_AGENTS[harness].env_var, str(binary))
     # a secret in lhbench's environment: the CLI must not see it (the stub logs every body)
     monkeypatch.setenv("LHBENCH_CANARY_TOKEN", "canary-5f1e")
+    # lhbench's own temporary files (env files, sockets, private homes) go to a directory
+    # of this test's: after the run it must be empty, whatever else runs on the machine
+    host_tmp = tmp_path / "host-tmp"
+    host_tmp.mkdir()
+    monkeypatch.setenv("TMPDIR", str(host_tmp))
+    monkeypatch.setattr(tempfile, "tempdir", str(host_tmp))
     home_before = _mtimes()
-    tmp_before = set(os.listdir("/tmp"))
+    cli_tmp_before = {p for p in os.listdir("/tmp") if p.startswith(CLI_TMP)}
     with ModelStub(script) as stub, busy_cpus() if loaded else nullcontext():
         model = resolve_model(f"{model_ref}@{stub.base_url}")
         monkeypatch.chdir(tmp_path)  # the store and run directories go to ./.lhbench
@@ -249,10 +258,12 @@ def test_cli_two_turns_in_the_sandbox(
     assert out.run.status == RunStatus.COMPLETED
     assert out.run.usage.input_tokens > 0 and out.run.usage.output_tokens > 0
     assert {a.name for a in out.artifacts} >= {"out.txt", "greeting.txt", "done.txt"}
-    # contained: the secret never reached the CLI; no file appeared in the host's /tmp (the
-    # sandbox has its own) and the real home's CLI state is untouched
+    # contained: the secret never reached the CLI; the CLIs' temp files stayed in the
+    # sandbox's own /tmp, lhbench cleaned up its own, and the real home's CLI state is
+    # untouched
     assert not any("canary-5f1e" in json.dumps(r.body) for r in log)
-    assert set(os.listdir("/tmp")) == tmp_before
+    assert os.listdir(host_tmp) == []
+    assert {p for p in os.listdir("/tmp") if p.startswith(CLI_TMP)} == cli_tmp_before
     assert _mtimes() == home_before
     assert all(r.body.get("model") == model.name for r in log)
     assert out.run.harness_version == VERSIONS[harness]

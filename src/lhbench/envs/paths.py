@@ -11,15 +11,18 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import secrets
 import stat
 from pathlib import Path
 
 __all__ = [
     "EscapeError",
     "NotARegularFile",
+    "ensure_dir_beneath",
     "inside",
     "open_beneath",
     "read_beneath",
+    "replace_beneath",
     "write_beneath",
 ]
 
@@ -140,3 +143,81 @@ def write_beneath(root: Path, rel: str, data: bytes) -> None:
             view = view[os.write(fd, view) :]
     finally:
         os.close(fd)
+
+
+def _dir_beneath(dirfd: int, part: str, rel: str, *, reset_links: bool) -> int:
+    """Open (making it if missing) the directory ``part`` under ``dirfd``, never via a link."""
+    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
+    try:
+        return os.open(part, flags, dir_fd=dirfd)
+    except FileNotFoundError:
+        pass
+    except OSError as exc:
+        if exc.errno not in (errno.ELOOP, errno.ENOTDIR):
+            raise
+        if not reset_links:
+            raise EscapeError(f"path {rel!r} goes through a symlink or file ({part})") from None
+        os.unlink(part, dir_fd=dirfd)  # a link or file planted where a directory belongs
+    with contextlib.suppress(FileExistsError):
+        os.mkdir(part, 0o755, dir_fd=dirfd)
+    return os.open(part, flags, dir_fd=dirfd)
+
+
+def replace_beneath(
+    root: Path, rel: str, data: bytes, *, reset_links: bool = False, mode: int = 0o644
+) -> None:
+    """Atomically put ``data`` at ``root/rel``; nothing on the way is ever followed.
+
+    The bytes go to a fresh temporary file beside the target (``O_EXCL | O_NOFOLLOW``),
+    which is then renamed over the name: a symlink planted at the target is replaced, not
+    written through. Parent directories are made; with ``reset_links`` a parent that is a
+    symlink or a file (planted where lhbench expects its own directory, e.g. in a CLI's
+    home the agent can write) is removed and made a real directory, otherwise that is an
+    EscapeError.
+    """
+    _check_name(rel)
+    parts = [p for p in Path(rel).parts if p not in ("", ".")]
+    if not parts:
+        raise IsADirectoryError(f"{rel!r} names the root")
+    dirfd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        for part in parts[:-1]:
+            nfd = _dir_beneath(dirfd, part, rel, reset_links=reset_links)
+            os.close(dirfd)
+            dirfd = nfd
+        name = parts[-1]
+        tmp = f".{name}.{secrets.token_hex(6)}.tmp"
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, mode, dir_fd=dirfd)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        try:
+            os.replace(tmp, name, src_dir_fd=dirfd, dst_dir_fd=dirfd)
+        except OSError:
+            os.unlink(tmp, dir_fd=dirfd)
+            raise
+    finally:
+        os.close(dirfd)
+
+
+def ensure_dir_beneath(root: Path, rel: str) -> Path:
+    """Make ``root/rel`` a real directory; a link or file planted on the way is replaced.
+
+    For directories lhbench fills in a tree someone else could write (a CLI's config
+    directory in a home the agent can write), so that later writes land there and not
+    wherever a planted link points. Returns the path.
+    """
+    _check_name(rel)
+    dirfd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        for part in [p for p in Path(rel).parts if p not in ("", ".")]:
+            nfd = _dir_beneath(dirfd, part, rel, reset_links=True)
+            os.close(dirfd)
+            dirfd = nfd
+    finally:
+        os.close(dirfd)
+    return root / rel

@@ -22,6 +22,7 @@ The CLI's stdout is the transcript, normalized by the matching importer.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -29,12 +30,21 @@ import shlex
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
+from lhbench.envs.paths import (
+    EscapeError,
+    NotARegularFile,
+    ensure_dir_beneath,
+    open_beneath,
+    replace_beneath,
+)
 from lhbench.errors import ConfigError
 from lhbench.harness.cli_hook import hook_config
 from lhbench.harness.workspace import Workspace
@@ -44,6 +54,7 @@ from lhbench.ingest.codex import read_codex
 from lhbench.ingest.gemini import read_gemini
 from lhbench.models import ModelSpec
 from lhbench.sandbox import Endpoint, Limits, Sandbox, policy_for, run_sandboxed
+from lhbench.sandbox.proxy import PLACEHOLDER_KEY, KeyProxy
 from lhbench.schema import HookSpec, McpServerSpec, Step
 
 __all__ = [
@@ -91,9 +102,8 @@ class CliJob:
         return max((m.startup_timeout_s for m in self.mcp.values()), default=60.0)
 
     def api_key(self) -> str:
-        """The model's key, or a placeholder for a local server that checks none."""
-        key = os.environ.get(self.model.api_key_env, "") if self.model.api_key_env else ""
-        return key or "local"
+        """What the CLI is given as its key: a placeholder the key proxy swaps on the host."""
+        return PLACEHOLDER_KEY
 
     def base_url(self) -> str:
         """The model's base URL; a CLI cannot run without one here."""
@@ -155,19 +165,15 @@ class CliAgent:
 
 
 def _claude_setup(job: CliJob, binary: Path) -> tuple[list[str], dict[str, str]]:
-    config = job.ws.home / ".claude"
-    tmp = job.ws.run_dir / "tmp"
-    for d in (config, tmp):
-        d.mkdir(parents=True, exist_ok=True)
+    config = ensure_dir_beneath(job.ws.run_dir, "home/.claude")
+    tmp = ensure_dir_beneath(job.ws.run_dir, "tmp")
     blocks = job.hook_blocks(CLI_AGENTS["claude-code"])
-    settings = job.ws.run_dir / "claude-settings.json"
-    settings.write_text(json.dumps({"hooks": blocks} if blocks else {}, indent=2))
-    mcp = job.ws.run_dir / "claude-mcp.json"
+    settings = _put(job.ws.run_dir, "claude-settings.json", {"hooks": blocks} if blocks else {})
     servers = {
         name: {"type": "stdio", "command": argv[0], "args": argv[1:], "env": job.mcp[name].env}
         for name, argv in job.mcp_argv().items()
     }
-    mcp.write_text(json.dumps({"mcpServers": servers}, indent=2))
+    mcp = _put(job.ws.run_dir, "claude-mcp.json", {"mcpServers": servers})
     env = {
         **job.env,
         "ANTHROPIC_BASE_URL": job.base_url().removesuffix("/v1"),
@@ -182,6 +188,7 @@ def _claude_setup(job: CliJob, binary: Path) -> tuple[list[str], dict[str, str]]
         # as the pack allows a server to start
         "MCP_CONNECTION_NONBLOCKING": "false",
         "MCP_TIMEOUT": str(int(1000 * job.mcp_startup_s())),
+        "MCP_CONNECT_TIMEOUT_MS": str(int(1000 * job.mcp_startup_s())),
     }
     session = ["--resume", job.session] if job.turn and job.session else []
     if job.turn == 0 and job.session:
@@ -211,7 +218,7 @@ def _toml(value: str) -> str:
     return json.dumps(value)  # a JSON string is a valid TOML basic string
 
 
-def _codex_catalog(binary: Path, home: Path, env: dict[str, str], model: str) -> Path:
+def _codex_catalog(binary: Path, run_dir: Path, model: str) -> Path:
     """A model catalog naming ``model``, with MCP tools listed rather than behind tool search.
 
     Codex decides a model's prompt and tools from its built-in catalog (``codex debug
@@ -220,30 +227,64 @@ def _codex_catalog(binary: Path, home: Path, env: dict[str, str], model: str) ->
     slug (or its first entry with ``apply_patch``) is copied, so the schema always matches
     the version; ``model_catalog_json`` then replaces the built-in catalog.
     """
-    proc = subprocess.run(
-        [str(binary), "debug", "models"],
-        env={**env, "CODEX_HOME": str(home)},
-        capture_output=True,
-        text=True,
-        timeout=60,
-        stdin=subprocess.DEVNULL,
-        check=True,
-    )
-    models = json.loads(proc.stdout)["models"]
+    models = _codex_models(str(binary), binary.stat().st_mtime_ns)
     base = next((m for m in models if m.get("slug") == model), None) or next(
         m for m in models if m.get("apply_patch_tool_type")
     )
     entry = {**base, "slug": model, "supports_search_tool": False}
-    path = home / "lhbench-models.json"
-    path.write_text(json.dumps({"models": [entry]}))
-    return path
+    return _put(run_dir, "home/.codex/lhbench-models.json", {"models": [entry]})
+
+
+@functools.lru_cache(maxsize=8)
+def _codex_models(binary: str, _mtime: int) -> list[dict[str, Any]]:
+    """``codex debug models``, asked once per installed binary in a private, empty home.
+
+    The binary runs on the host here, so never with a home the agent could have written
+    (Codex's start-up follows links and loads ``.env`` from its home).
+    """
+    with tempfile.TemporaryDirectory(prefix="lhbench-codex-") as private:
+        proc = subprocess.run(
+            [binary, "debug", "models"],
+            env=_private_env(Path(private), CODEX_HOME=str(Path(private) / ".codex")),
+            capture_output=True,
+            text=True,
+            timeout=60,
+            stdin=subprocess.DEVNULL,
+            check=True,
+        )
+    models = json.loads(proc.stdout)["models"]
+    return [m for m in models if isinstance(m, dict)]
+
+
+def _private_env(home: Path, **extra: str) -> dict[str, str]:
+    """An environment for running a CLI binary on the host: its own empty home, no keys."""
+    (home / ".codex").mkdir(exist_ok=True)
+    return {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": str(home),
+        "TMPDIR": str(home),
+        "LANG": os.environ.get("LANG", "C.UTF-8"),
+        **extra,
+    }
+
+
+def _put(root: Path, rel: str, value: object) -> Path:
+    """Write a config file lhbench owns under ``root`` (JSON unless ``value`` is text).
+
+    Replaced by a rename and never written through a link: the CLI's home is writable from
+    the sandbox, so before a later turn anything there may be a link the agent planted.
+    """
+    text = value if isinstance(value, str) else json.dumps(value, indent=2)
+    replace_beneath(root, rel, text.encode("utf-8"), reset_links=True)
+    return root / rel
 
 
 def _codex_setup(job: CliJob, binary: Path) -> tuple[list[str], dict[str, str]]:
-    home = job.ws.home / ".codex"
-    home.mkdir(parents=True, exist_ok=True)
-    catalog = _codex_catalog(binary, home, job.env, job.model.name)
-    (home / "config.toml").write_text(
+    home = ensure_dir_beneath(job.ws.run_dir, "home/.codex")
+    catalog = _codex_catalog(binary, job.ws.run_dir, job.model.name)
+    _put(
+        job.ws.run_dir,
+        "home/.codex/config.toml",
         f"model = {_toml(job.model.name)}\n"
         f"model_catalog_json = {_toml(str(catalog))}\n"
         'model_provider = "lhbench"\n'
@@ -268,12 +309,12 @@ def _codex_setup(job: CliJob, binary: Path) -> tuple[list[str], dict[str, str]]:
                 else ""
             )
             for name, argv in job.mcp_argv().items()
-        )
+        ),
     )
     blocks = job.hook_blocks(CLI_AGENTS["codex"])
-    (home / "hooks.json").write_text(json.dumps({"hooks": blocks}, indent=2))
+    _put(job.ws.run_dir, "home/.codex/hooks.json", {"hooks": blocks})
     if job.skills:  # Codex takes skills inline, in its global instructions
-        (home / "AGENTS.md").write_text("\n\n".join(job.skills.values()))
+        _put(job.ws.run_dir, "home/.codex/AGENTS.md", "\n\n".join(job.skills.values()))
     env = {**job.env, "CODEX_HOME": str(home), "LHBENCH_MODEL_API_KEY": job.api_key()}
     argv = [
         str(binary),
@@ -297,7 +338,7 @@ def _codex_setup(job: CliJob, binary: Path) -> tuple[list[str], dict[str, str]]:
 
 def _gemini_setup(job: CliJob, binary: Path) -> tuple[list[str], dict[str, str]]:
     home = job.ws.home
-    (home / ".gemini").mkdir(parents=True, exist_ok=True)
+    ensure_dir_beneath(job.ws.run_dir, "home/.gemini")
     settings: dict[str, object] = {
         # a custom base URL switches auth to "gateway", which headless mode rejects
         "security": {"auth": {"selectedType": "gemini-api-key"}},
@@ -316,7 +357,7 @@ def _gemini_setup(job: CliJob, binary: Path) -> tuple[list[str], dict[str, str]]
             name: {"command": argv[0], "args": argv[1:], "env": job.mcp[name].env, "trust": True}
             for name, argv in job.mcp_argv().items()
         }
-    (home / ".gemini" / "settings.json").write_text(json.dumps(settings, indent=2))
+    _put(job.ws.run_dir, "home/.gemini/settings.json", settings)
     env = {
         **job.env,
         "GEMINI_CLI_HOME": str(home),
@@ -325,9 +366,8 @@ def _gemini_setup(job: CliJob, binary: Path) -> tuple[list[str], dict[str, str]]
         "GEMINI_CLI_TRUST_WORKSPACE": "true",
         "GEMINI_SANDBOX": "false",
         "GEMINI_TELEMETRY_ENABLED": "false",
-        "TMPDIR": str(job.ws.run_dir / "tmp"),
+        "TMPDIR": str(ensure_dir_beneath(job.ws.run_dir, "tmp")),
     }
-    (job.ws.run_dir / "tmp").mkdir(exist_ok=True)
     # -m pins the model, so no router call goes to another model first
     argv = [str(binary), "-m", job.model.name, "--output-format", "stream-json", "--yolo"]
     if job.session:
@@ -402,23 +442,32 @@ def cli_binary(agent: CliAgent, prefix: Path | None = None) -> Path:
     return Path(found)
 
 
-def cli_version(binary: Path, env: dict[str, str]) -> str | None:
+def cli_version(binary: Path) -> str | None:
     """The version the binary reports (``--version``), e.g. ``0.169.0``.
 
-    ``env`` should be the run's (HOME inside the run directory): even ``--version`` makes
-    some CLIs write under their home.
+    Asked once per installed binary, in a private empty home: even ``--version`` makes
+    some CLIs write, delete or follow links under their home, and this runs on the host.
     """
     try:
-        proc = subprocess.run(
-            [str(binary), "--version"],
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=60,
-            stdin=subprocess.DEVNULL,
-        )
-    except (OSError, subprocess.TimeoutExpired):
+        return _cli_version(str(binary), binary.stat().st_mtime_ns)
+    except OSError:
         return None
+
+
+@functools.lru_cache(maxsize=16)
+def _cli_version(binary: str, _mtime: int) -> str | None:
+    with tempfile.TemporaryDirectory(prefix="lhbench-cli-") as private:
+        try:
+            proc = subprocess.run(
+                [binary, "--version"],
+                env=_private_env(Path(private)),
+                capture_output=True,
+                text=True,
+                timeout=60,
+                stdin=subprocess.DEVNULL,
+            )
+        except (OSError, subprocess.TimeoutExpired):
+            return None
     found = re.search(r"\d+\.\d+\.\d+[\w.-]*", proc.stdout)
     return found.group(0) if found else None
 
@@ -465,28 +514,46 @@ def _session_of(agent: CliAgent, transcript: Path) -> str | None:
 def cli_mounts(binary: Path) -> list[Path]:
     """The CLI's install (its npm prefix), to bind read-only into the sandbox."""
     real = binary.resolve()
+    broad = {Path.home().resolve(), Path("/"), Path("/root"), Path("/home")}
     for parent in real.parents:
         if parent.name == "node_modules":
-            return [parent.parent]
+            # a prefix that is a home directory would show the whole home: bind only the
+            # node_modules directory then
+            return [parent] if parent.parent in broad else [parent.parent]
     return [real.parent]
 
 
-def model_endpoint(model: ModelSpec) -> tuple[Endpoint, str]:
+MODEL_PORT = 18080  # where the relay listens for the model inside the sandbox
+
+
+def model_endpoint(model: ModelSpec, socket: Path) -> tuple[Endpoint, str]:
     """The one endpoint the CLI may reach, and the base URL it uses inside the sandbox.
 
-    A host keeps its name (for TLS) and resolves to the relay inside; a privileged port is
-    moved to a free high one (the sandboxed user cannot bind below 1024).
+    Inside, the CLI talks plain HTTP to ``127.0.0.1:MODEL_PORT`` (the base URL's path kept);
+    the relay carries that to ``socket``, the key proxy on the host, which speaks to the
+    real endpoint (TLS included) with the real key.
     """
-    from urllib.parse import urlsplit, urlunsplit
+    from urllib.parse import urlsplit
 
     if not model.base_url:
         raise ValueError(f"model {model.ref!r} has no base URL for the CLI to use")
-    parts = urlsplit(model.base_url)
-    host = parts.hostname or "127.0.0.1"
-    port = parts.port or (443 if parts.scheme == "https" else 80)
-    local = port if port >= 1024 else 18000 + port
-    netloc = f"{host}:{local}"
-    return Endpoint(host, port, local), urlunsplit(parts._replace(netloc=netloc)).rstrip("/")
+    path = urlsplit(model.base_url).path.rstrip("/")
+    return Endpoint(
+        "127.0.0.1", 0, MODEL_PORT, socket=socket
+    ), f"http://127.0.0.1:{MODEL_PORT}{path}"
+
+
+def _origin(model: ModelSpec) -> str:
+    """``scheme://host[:port]`` of the model's base URL (the proxy's upstream)."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(model.base_url or "")
+    return f"{parts.scheme}://{parts.netloc}"
+
+
+def _real_key(model: ModelSpec) -> str:
+    """The model's key from its ``api_key_env`` (empty for a local server that needs none)."""
+    return os.environ.get(model.api_key_env, "") if model.api_key_env else ""
 
 
 async def run_cli_agent(
@@ -512,11 +579,13 @@ async def run_cli_agent(
 
     The CLI runs in the sandbox: the workspace, its home and temp directory read-write; the
     rest of the run directory (settings, copied hook checks, transcripts) and the CLI's
-    install read-only; and the model reachable only through the
-    forwarder. Each turn's transcript goes to the run directory and is normalized; the
+    install read-only; and the model reachable only through the key proxy (the real key
+    stays on the host). Each turn's transcript goes to the run directory and is normalized; the
     steps of all turns make the trajectory.
     """
-    endpoint, inside_url = model_endpoint(model)
+    proxy_dir = Path(tempfile.mkdtemp(prefix="lhbench-model-"))
+    proxy = KeyProxy(proxy_dir / "model.sock", _origin(model), _real_key(model))
+    endpoint, inside_url = model_endpoint(model, proxy.path)
     sandboxed_model = model.model_copy(update={"base_url": inside_url})
     checks = ws.run_dir / "checks"
     checks.mkdir(exist_ok=True)
@@ -538,62 +607,65 @@ async def run_cli_agent(
     timed_out = False
     stderr = ""
     transcripts: list[Path] = []
-    for n, prompt in enumerate(turns):
-        if n < start_turn:
-            continue
-        job = CliJob(
-            ws, task_dir, prompt, sandboxed_model, env, hooks, skills, mcp or {}, n, session, checks
-        )
-        argv, run_env = agent.setup(job, binary)
-        remaining = None if deadline is None else max(1.0, deadline - time.monotonic())
-        policy = policy_for(
-            ws.root,
-            # the run directory read-only (the CLI's settings, hooks and MCP config, which
-            # the agent must not rewrite for the next turn; the transcripts), except the
-            # workspace, the CLI's home (sessions), its temp directory and the hook log
-            writable=[ws.root, ws.home, ws.run_dir / "tmp", ws.run_dir / "hooks.jsonl"],
-            readable=[ws.run_dir, *cli_mounts(binary)],
-            env={**run_env, "LHBENCH_IN_SANDBOX": "1"},
-            home=ws.home,
-            endpoints=[endpoint],
-            limits=Limits(
-                wall_s=remaining,
-                cpu_s=None,
-                memory_mb=8192,
-                address_space=False,
-                file_mb=1024,
-                processes=1024,
-            ),
-        )
-        transcript = ws.run_dir / f"{agent.harness}-turn{n + 1}.jsonl"
-        done = await run_sandboxed(sandbox, argv, policy, stdout_path=transcript)
-        transcripts.append(transcript)
-        exit_code, timed_out = done.returncode, done.timed_out
-        stderr = done.text("stderr")
-        session = _session_of(agent, transcript) or session
-        state_file.write_text(json.dumps({"session": session}))
-        ctx = ImportContext(transcript)
-        turn_info = TranscriptInfo(source=str(transcript))
-        for step in agent.reader(ctx, turn_info):
-            step = step.model_copy(update={"index": first_index + len(steps)})
-            steps.append(step)
-            if on_step is not None:
-                on_step(step)
-        info = _merge(info, turn_info)
-        if timed_out or exit_code != 0:
-            break
-        if on_turn_done is not None:
-            on_turn_done(n)
-    log = ws.run_dir / "hooks.jsonl"
-    records = []
-    if log.exists():
-        for line in log.read_text(errors="replace").splitlines():
-            try:
-                rec = json.loads(line)
-            except json.JSONDecodeError:
-                continue  # the log is writable by the agent's sandbox: read what parses
-            if isinstance(rec, dict):
-                records.append(rec)
+    with proxy:  # the model, with its real key, reached only through this
+        for n, prompt in enumerate(turns):
+            if n < start_turn:
+                continue
+            job = CliJob(
+                ws,
+                task_dir,
+                prompt,
+                sandboxed_model,
+                env,
+                hooks,
+                skills,
+                mcp or {},
+                n,
+                session,
+                checks,
+            )
+            argv, run_env = agent.setup(job, binary)
+            remaining = None if deadline is None else max(1.0, deadline - time.monotonic())
+            policy = policy_for(
+                ws.root,
+                # the run directory read-only (the CLI's settings, hooks and MCP config, which
+                # the agent must not rewrite for the next turn; the transcripts), except the
+                # workspace, the CLI's home (sessions), its temp directory and the hook log
+                writable=[ws.root, ws.home, ws.run_dir / "tmp", ws.run_dir / "hooks.jsonl"],
+                readable=[ws.run_dir, *cli_mounts(binary)],
+                env={**run_env, "LHBENCH_IN_SANDBOX": "1"},
+                home=ws.home,
+                endpoints=[endpoint],
+                limits=Limits(
+                    wall_s=remaining,
+                    cpu_s=None,
+                    memory_mb=8192,
+                    address_space=False,
+                    file_mb=1024,
+                    processes=1024,
+                ),
+            )
+            transcript = ws.run_dir / f"{agent.harness}-turn{n + 1}.jsonl"
+            done = await run_sandboxed(sandbox, argv, policy, stdout_path=transcript)
+            transcripts.append(transcript)
+            exit_code, timed_out = done.returncode, done.timed_out
+            stderr = done.text("stderr")
+            session = _session_of(agent, transcript) or session
+            state_file.write_text(json.dumps({"session": session}))
+            ctx = ImportContext(transcript)
+            turn_info = TranscriptInfo(source=str(transcript))
+            for step in agent.reader(ctx, turn_info):
+                step = step.model_copy(update={"index": first_index + len(steps)})
+                steps.append(step)
+                if on_step is not None:
+                    on_step(step)
+            info = _merge(info, turn_info)
+            if timed_out or exit_code != 0:
+                break
+            if on_turn_done is not None:
+                on_turn_done(n)
+    shutil.rmtree(proxy_dir, ignore_errors=True)
+    records = read_hook_log(ws.run_dir)
     return CliRun(
         exit_code,
         timed_out,
@@ -603,6 +675,39 @@ async def run_cli_agent(
         steps,
         records,
     )
+
+
+MAX_HOOK_RECORDS = 10_000
+MAX_HOOK_LINE = 64 << 10
+
+
+def read_hook_log(run_dir: Path) -> list[dict[str, Any]]:
+    """The hook program's records, bounded: the log is writable from the agent's sandbox.
+
+    Read line by line without following a link; at most :data:`MAX_HOOK_RECORDS` records,
+    lines over :data:`MAX_HOOK_LINE` bytes and lines that do not parse to an object skipped.
+    """
+    try:
+        fd = open_beneath(run_dir, "hooks.jsonl")
+    except (FileNotFoundError, EscapeError, NotARegularFile, IsADirectoryError):
+        return []
+    records: list[dict[str, Any]] = []
+    with os.fdopen(fd, "rb") as f:
+        while len(records) < MAX_HOOK_RECORDS:
+            line = f.readline(MAX_HOOK_LINE + 1)
+            if not line:
+                break
+            if len(line) > MAX_HOOK_LINE:
+                while line and not line.endswith(b"\n"):  # skip the rest of a long line
+                    line = f.readline(MAX_HOOK_LINE)
+                continue
+            try:
+                rec = json.loads(line)
+            except (ValueError, RecursionError):
+                continue
+            if isinstance(rec, dict):
+                records.append(rec)
+    return records
 
 
 def _merge(total: TranscriptInfo, turn: TranscriptInfo) -> TranscriptInfo:

@@ -296,7 +296,10 @@ class NativeHarness:
         @agent.tool(name="complete_step")
         def complete_step_tool(ctx: RunContext[None], step: str, url: str | None = None) -> str:
             """Record a completed step in manifest.json (urls: preview or deploy links)."""
-            doc = complete_step(self.root, step, {"preview_url": url} if url else None)
+            try:
+                doc = complete_step(self.root, step, {"preview_url": url} if url else None)
+            except (EscapeError, OSError) as exc:  # e.g. a directory named manifest.json
+                raise ModelRetry(f"refused: cannot write manifest.json: {exc}") from None
             return f"recorded; completed steps: {doc['completed_steps']}"
 
     async def run(

@@ -8,7 +8,7 @@ continues in its kept workspace, where ``manifest.json`` says what was already d
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -235,7 +235,9 @@ async def _run_native(ctx: _RunContext, pool: ModelPool | None, model: Any) -> _
     # the pack's MCP servers are pack code: each runs in the sandbox, for the whole run
     prepared = [
         ctx.sandbox.prepare(
-            server.argv(sys.executable, str(ws.root)), policy.with_limits(wall_s=None)
+            server.argv(sys.executable, str(ws.root)),
+            # the pack's env applies inside the sandbox only, never to the host launcher
+            replace(policy.with_limits(wall_s=None), env={**policy.env, **server.env}),
         )
         for server in ctx.servers.values()
     ]
@@ -245,7 +247,7 @@ async def _run_native(ctx: _RunContext, pool: ModelPool | None, model: Any) -> _
                 StdioTransport(
                     p.argv[0],
                     p.argv[1:],
-                    env={**p.env, **server.env},
+                    env=p.env,
                     cwd=p.cwd,
                     log_file=ws.run_dir / f"mcp-{name}.log",
                 ),
@@ -314,7 +316,7 @@ async def _run_cli(ctx: _RunContext) -> _Ran:
     )
     info = cli.info
     return _Ran(
-        harness_version=info.harness_version or cli_version(binary, ctx.env) or "unknown",
+        harness_version=info.harness_version or cli_version(binary) or "unknown",
         status=RunStatus.TIMED_OUT if cli.timed_out else info.status,
         started_at=info.started_at,
         ended_at=info.ended_at,

@@ -15,6 +15,7 @@ import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
+from lhbench.envs.paths import replace_beneath
 from lhbench.schema import Task, TaskPack
 
 __all__ = [
@@ -138,5 +139,7 @@ def install_skills(ws: Workspace, harness: str, skills: dict[str, str]) -> None:
             target = ws.root / ".gemini" / "skills" / name / "SKILL.md"
         else:
             continue
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(text, encoding="utf-8")
+        # a kept workspace (a retried run) is the agent's: never write through its links
+        replace_beneath(
+            ws.root, target.relative_to(ws.root).as_posix(), text.encode("utf-8"), reset_links=True
+        )

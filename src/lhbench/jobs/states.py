@@ -53,6 +53,25 @@ def task_kind(pack: LoadedPack, task: Task) -> EnvironmentKind:
     return task.environment.kind or pack.pack.environment
 
 
+def kept_workspace(run: Run) -> Path | None:
+    """The workspace a run lhbench ran here left, or None (then the state is replayed).
+
+    Only a run lhbench's harness made (not an import: an imported transcript's metadata is
+    the transcript writer's) counts, and only a directory shaped as the harness makes it
+    (``…/runs/<run id>/workspace``): a forged ``workspace`` naming ``/`` or a host
+    directory must never become the state a check or a judge sees.
+    """
+    workspace = run.metadata.get("workspace")
+    if run.source is not None or not isinstance(workspace, str):
+        return None
+    path = Path(workspace)
+    if path.is_symlink() or not path.is_dir():
+        return None
+    if path.name != "workspace" or path.parent.name != run.id or path.parent.parent.name != "runs":
+        return None
+    return path
+
+
 class StateProvider:
     """Final states of runs of one pack, made once per run and shared by the jobs using them."""
 
@@ -98,9 +117,8 @@ class StateProvider:
         traj = trajectory or self.store.get_trajectory(run.id)
         traj_file = base / "trajectory.json"
         traj_file.write_text(traj.model_dump_json(), encoding="utf-8")
-        workspace = run.metadata.get("workspace")
-        if isinstance(workspace, str) and Path(workspace).is_dir():
-            root = Path(workspace)
+        root = kept_workspace(run)
+        if root is not None:
             if kind == EnvironmentKind.SQL:
                 db = root / SQL_STATE_FILE
                 return RunState(StateRef(sid, None, f"sqlite:///{db}", traj_file), kind, False)

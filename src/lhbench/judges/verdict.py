@@ -176,8 +176,14 @@ class VerdictJudge:
         state = item.state
         readable = [p for p in (state.root, state.trajectory_file) if p is not None]
         dirs, endpoints = database_access(state.db_url)
+        # the state's own directory (never the host's /tmp, which other runs share)
+        cwd = state.root or (
+            state.trajectory_file.parent
+            if state.trajectory_file is not None
+            else Path(tempfile.mkdtemp(prefix="lhbench-judge-"))
+        )
         policy = policy_for(
-            state.root or Path("/tmp"),
+            cwd,
             readable=[*readable, *dirs],
             endpoints=endpoints,
             env={"LHBENCH_IN_SANDBOX": "1"},
@@ -302,4 +308,4 @@ def _tool_log(item: VerdictItem) -> Path:
         return Path(state.trajectory_file).parent / "judge-tools.log"
     if state.root is not None:
         return Path(state.root).parent / "judge-tools.log"
-    return Path(tempfile.gettempdir()) / "lhbench-judge-tools.log"
+    return Path(tempfile.mkdtemp(prefix="lhbench-judge-")) / "judge-tools.log"

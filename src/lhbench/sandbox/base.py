@@ -122,33 +122,42 @@ async def run_sandboxed(
     Output goes to files, never to memory, so a command printing gigabytes costs disk
     (bounded by the file-size limit) and not the harness's memory; what is returned is
     capped at ``max_output`` bytes per stream (head and tail, saying what was cut).
-    ``stdout_path`` keeps the whole stdout there instead (a CLI's transcript).
+    ``stdout_path`` keeps the whole stdout there instead (a CLI's transcript), copied from
+    a pipe: the file is never open in the sandbox, so nothing in it can reopen it (through
+    ``/proc/PID/fd``) and rewrite what was written before.
     """
     prepared = sandbox.prepare(argv, policy)
     try:
         with contextlib.ExitStack() as stack:
-            out: BinaryIO = stack.enter_context(
-                stdout_path.open("w+b") if stdout_path is not None else tempfile.TemporaryFile()  # noqa: SIM115
-            )
+            out: BinaryIO = stack.enter_context(tempfile.TemporaryFile())
             err = stack.enter_context(tempfile.TemporaryFile())
             proc = await asyncio.create_subprocess_exec(
                 *prepared.argv,
                 cwd=prepared.cwd,
                 env=prepared.env,
                 stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
-                stdout=out,
+                stdout=subprocess.PIPE if stdout_path is not None else out,
                 stderr=err,
                 start_new_session=True,
             )
+            cap = (policy.limits.file_mb or 1024) << 20
+            copy = (
+                asyncio.ensure_future(_copy(proc.stdout, stdout_path, cap))
+                if stdout_path is not None and proc.stdout is not None
+                else None
+            )
             timed_out = False
             try:
-                await asyncio.wait_for(proc.communicate(stdin), policy.limits.wall_s)
+                await asyncio.wait_for(_finish(proc, stdin, copy), policy.limits.wall_s)
             except TimeoutError:
                 timed_out = True
                 _kill_group(proc.pid)
                 await proc.wait()
             finally:
                 _kill_group(proc.pid)  # anything it left behind in its group
+                if copy is not None:
+                    with contextlib.suppress(Exception):
+                        await asyncio.wait_for(copy, 10)
             return Finished(
                 proc.returncode,
                 b"" if stdout_path is not None else _read_capped(out, max_output),
@@ -158,6 +167,29 @@ async def run_sandboxed(
             )
     finally:
         prepared.close()
+
+
+async def _finish(
+    proc: asyncio.subprocess.Process, stdin: bytes | None, copy: asyncio.Future[None] | None
+) -> None:
+    if stdin is not None and proc.stdin is not None:
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+            proc.stdin.write(stdin)
+            await proc.stdin.drain()
+        proc.stdin.close()
+    if copy is not None:
+        await copy
+    await proc.wait()
+
+
+async def _copy(stream: asyncio.StreamReader, path: Path, cap: int) -> None:
+    """Copy a pipe to ``path`` up to ``cap`` bytes; the rest is read and dropped."""
+    written = 0
+    with path.open("wb") as f:
+        while chunk := await stream.read(1 << 16):
+            if written < cap:
+                f.write(chunk[: cap - written])
+                written += min(len(chunk), cap - written)
 
 
 def run_sandboxed_sync(

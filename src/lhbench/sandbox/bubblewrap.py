@@ -9,8 +9,8 @@ file size, open files, address space) and, where writable, a pids and memory cgr
 
 from __future__ import annotations
 
+import json
 import os
-import shlex
 import shutil
 import subprocess
 import sys
@@ -23,7 +23,14 @@ from lhbench.sandbox.cgroups import CgroupSet, cgroup_support
 from lhbench.sandbox.forward import Forwarder
 from lhbench.sandbox.policy import Limits, SandboxPolicy
 
-__all__ = ["SANDBOX_UID", "BubblewrapSandbox", "prlimit_args"]
+__all__ = [
+    "PRLIMIT",
+    "SANDBOX_UID",
+    "BubblewrapSandbox",
+    "join_cgroups",
+    "launcher",
+    "prlimit_args",
+]
 
 SANDBOX_UID = 1000
 NET_DIR = "/run/lhbench/net"
@@ -44,11 +51,54 @@ def prlimit_args(limits: Limits) -> list[str]:
 
 
 def join_cgroups(procs_files: Sequence[Path], argv: Sequence[str]) -> list[str]:
-    """``sh -c`` that moves itself into the cgroups, then execs ``argv`` (children follow)."""
-    if not procs_files:
-        return list(argv)
-    joins = "; ".join(f"echo $$ > {shlex.quote(str(p))} || exit 125" for p in procs_files)
-    return ["/bin/sh", "-c", f'{joins}; exec "$@"', "lhbench-sandbox", *argv]
+    """The launcher with cgroups only (no environment file): see :func:`launcher`."""
+    return launcher(argv, procs_files=procs_files)
+
+
+# What runs on the host between us and the sandbox, in a fresh interpreter that imports
+# nothing (-I -S): it joins the cgroups (so every descendant is counted), opens the
+# sandbox's environment file as fd 3 and deletes it (bwrap reads it with --args 3: the
+# environment never appears in a host command line), moves to a new empty session
+# keyring (the caller's keys stay out of reach), then execs the command.
+_LAUNCHER = """
+import json, os, sys
+c = json.loads(sys.argv[1])
+try:
+    for p in c["cgroups"]:
+        with open(p, "w") as f:
+            f.write(str(os.getpid()))
+    if c["args"]:
+        fd = os.open(c["args"], os.O_RDONLY)
+        os.unlink(c["args"])
+        if fd != 3:
+            os.dup2(fd, 3)
+            os.close(fd)
+        os.set_inheritable(3, True)
+    if c["keyctl"]:
+        import ctypes
+        ctypes.CDLL(None, use_errno=True).syscall(c["keyctl"], 1, 0)
+    os.execv(sys.argv[2], sys.argv[2:])
+except OSError as e:
+    sys.stderr.write("lhbench sandbox launcher: %s\\n" % e)
+    sys.exit(125)
+"""
+# KEYCTL_JOIN_SESSION_KEYRING is keyctl(1, NULL); the syscall's number by architecture
+_KEYCTL = {"x86_64": 250, "aarch64": 219}.get(os.uname().machine, 0)
+
+
+def launcher(
+    argv: Sequence[str], *, procs_files: Sequence[Path] = (), args_file: Path | None = None
+) -> list[str]:
+    """The host-side command that sets up and then execs ``argv`` (an absolute path)."""
+    cfg = {
+        "cgroups": [str(p) for p in procs_files],
+        "args": str(args_file or ""),
+        "keyctl": _KEYCTL,
+    }
+    return [sys.executable, "-I", "-S", "-c", _LAUNCHER, json.dumps(cfg), *argv]
+
+
+PRLIMIT = shutil.which("prlimit") or "/usr/bin/prlimit"
 
 
 class BubblewrapSandbox:
@@ -83,6 +133,7 @@ class BubblewrapSandbox:
         return [
             "--unshare-all",
             "--unshare-user",
+            "--disable-userns",
             "--uid",
             str(SANDBOX_UID),
             "--gid",
@@ -125,9 +176,12 @@ class BubblewrapSandbox:
             hosts = ["127.0.0.1 localhost", "::1 localhost"]
             maps: list[str] = []
             for i, ep in enumerate(policy.endpoints):
-                sock = scratch / f"{i}.sock"
-                fwd = Forwarder(sock, ep.host, ep.port).__enter__()
-                prepared._cleanup.append(lambda f=fwd: f.__exit__(None, None, None))  # type: ignore[misc]
+                if ep.socket is not None:
+                    sock = ep.socket
+                else:
+                    sock = scratch / f"{i}.sock"
+                    fwd = Forwarder(sock, ep.host, ep.port).__enter__()
+                    prepared._cleanup.append(lambda f=fwd: f.__exit__(None, None, None))  # type: ignore[misc]
                 inside = f"{NET_DIR}/{i}.sock"
                 mount_args += ["--bind", str(sock), inside]
                 maps += ["--map", f"127.0.0.1:{ep.local_port}={inside}"]
@@ -139,14 +193,26 @@ class BubblewrapSandbox:
             inner = [sys.executable, "-m", "lhbench.sandbox.relay", *maps, "--", *inner]
         cgroups = CgroupSet(processes=policy.limits.processes, memory_mb=policy.limits.memory_mb)
         prepared._cleanup.append(cgroups.close)
+        # the sandbox's environment goes in a file bwrap reads (--args), not in our argv
+        # or in the host-side launcher's own environment
+        env_dir = Path(tempfile.mkdtemp(prefix="lhbench-env-"))
+        prepared._cleanup.append(lambda: shutil.rmtree(env_dir, ignore_errors=True))
+        args_file = env_dir / "args"
+        env_args = ["--clearenv"]
+        for k, v in policy.env.items():
+            env_args += ["--setenv", k, v]
+        args_file.write_bytes(b"".join(a.encode() + b"\0" for a in env_args))
         bwrap = [
             self.binary,
+            "--args",
+            "3",
             *self._base_args(Path(policy.cwd).absolute(), mount_args),
             "--",
             *inner,
         ]
-        launch = ["prlimit", *prlimit_args(policy.limits), "--", *bwrap]
-        prepared.argv = join_cgroups(cgroups.procs_files, launch)
+        launch = [PRLIMIT, *prlimit_args(policy.limits), "--", *bwrap]
+        prepared.argv = launcher(launch, procs_files=cgroups.procs_files, args_file=args_file)
+        prepared.env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}
         return prepared
 
     def describe(self) -> list[str]:

@@ -110,6 +110,10 @@ class ContainerSandbox:
             prepared._cleanup.append(lambda: shutil.rmtree(scratch, ignore_errors=True))
             maps: list[str] = []
             for i, ep in enumerate(policy.endpoints):
+                if ep.socket is not None:
+                    args += ["-v", f"{ep.socket}:/run/lhbench/own/{i}.sock"]
+                    maps += ["--map", f"127.0.0.1:{ep.local_port}=/run/lhbench/own/{i}.sock"]
+                    continue
                 fwd = Forwarder(scratch / f"{i}.sock", ep.host, ep.port).__enter__()
                 prepared._cleanup.append(lambda f=fwd: f.__exit__(None, None, None))  # type: ignore[misc]
                 maps += ["--map", f"127.0.0.1:{ep.local_port}=/run/lhbench/net/{i}.sock"]

@@ -4,7 +4,8 @@ Inside (no network namespace of its own to speak of: loopback only), the relay l
 ``127.0.0.1:PORT`` and carries each connection over a Unix socket bound into the sandbox.
 Outside, the forwarder accepts on that Unix socket and connects to the one endpoint the
 harness allowed; it can reach nothing else, whatever the sandboxed program asks for.
-Bytes are copied as they are (TLS stays end to end).
+Bytes are copied as they are (TLS stays end to end). A forwarder serves a bounded number
+of connections at once and closes idle ones.
 """
 
 from __future__ import annotations
@@ -47,12 +48,26 @@ class Forwarder:
     Use as a context manager; ``path`` is the socket to bind into the sandbox.
     """
 
-    def __init__(self, path: Path, host: str, port: int, *, timeout_s: float = 30.0) -> None:
+    def __init__(
+        self,
+        path: Path,
+        host: str,
+        port: int,
+        *,
+        timeout_s: float = 30.0,
+        max_connections: int = 32,
+        idle_s: float = 900.0,
+    ) -> None:
         self.path = path
         self.host = host
         self.port = port
         self.timeout_s = timeout_s
+        self.idle_s = idle_s
         self.connections = 0
+        self.refused = 0
+        # each connection costs this process two threads and an upstream socket: a
+        # sandboxed program opening thousands must not exhaust the host
+        self._slots = threading.BoundedSemaphore(max_connections)
         self._server: socket.socket | None = None
         self._thread: threading.Thread | None = None
         self._stop = threading.Event()
@@ -89,15 +104,23 @@ class Forwarder:
                 continue
             except OSError:
                 return
+            if not self._slots.acquire(blocking=False):
+                self.refused += 1
+                client.close()
+                continue
             self.connections += 1
             threading.Thread(target=self._one, args=(client,), daemon=True).start()
 
     def _one(self, client: socket.socket) -> None:
         try:
-            upstream = socket.create_connection((self.host, self.port), timeout=self.timeout_s)
-            upstream.settimeout(None)
-        except OSError:
-            client.close()
-            return
-        client.settimeout(None)
-        pipe(client, upstream)
+            try:
+                upstream = socket.create_connection((self.host, self.port), timeout=self.timeout_s)
+            except OSError:
+                client.close()
+                return
+            # a connection idle this long (no byte either way) is closed
+            upstream.settimeout(self.idle_s)
+            client.settimeout(self.idle_s)
+            pipe(client, upstream)
+        finally:
+            self._slots.release()

@@ -74,12 +74,15 @@ class Endpoint:
 
     Inside the sandbox a relay listens on ``127.0.0.1:local_port`` (and ``host`` resolves
     to 127.0.0.1 there), so a client keeps the URL's host name, for TLS; outside, the
-    forwarder connects only to ``host:port``.
+    forwarder connects only to ``host:port``. With ``socket``, the relay carries
+    connections to that Unix socket instead (a server lhbench runs, such as the proxy that
+    holds a model's key), and no forwarder is made.
     """
 
     host: str
     port: int
     local_port: int
+    socket: Path | None = None  # a server of ours already listening (e.g. the key proxy)
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from functools import lru_cache
 
 from lhbench.sandbox.base import Prepared, Sandbox, SandboxUnavailable
-from lhbench.sandbox.bubblewrap import BubblewrapSandbox, join_cgroups, prlimit_args
+from lhbench.sandbox.bubblewrap import PRLIMIT, BubblewrapSandbox, join_cgroups, prlimit_args
 from lhbench.sandbox.cgroups import CgroupSet
 from lhbench.sandbox.container import ContainerSandbox
 from lhbench.sandbox.policy import SandboxPolicy
@@ -39,7 +39,7 @@ class UnsafeNoSandbox:
     def prepare(self, argv: Sequence[str], policy: SandboxPolicy) -> Prepared:
         """``argv`` under prlimit (and cgroups where writable), in ``policy.cwd``."""
         cgroups = CgroupSet(processes=policy.limits.processes, memory_mb=policy.limits.memory_mb)
-        launch = ["prlimit", *prlimit_args(policy.limits), "--", *argv]
+        launch = [PRLIMIT, *prlimit_args(policy.limits), "--", *argv]
         return Prepared(
             argv=join_cgroups(cgroups.procs_files, launch),
             env=dict(policy.env),
