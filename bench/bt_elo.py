@@ -1,37 +1,44 @@
-"""Bradley–Terry Elo with bootstrap CIs: lhbench's batched Newton fit vs. the Arena way.
+"""Bradley–Terry Elo with bootstrap CIs: lhbench's batched fit vs. FastChat's current one.
 
-Baseline, timed in the same run: what Chatbot Arena's notebook-era code does per bootstrap
-round (FastChat ``compute_elo_mle_with_tie`` under ``get_bootstrap_result``): resample the
-battles with replacement, aggregate them into win/tie counts per ordered pair, and refit a
-scikit-learn logistic regression (±ln10 design rows, wins weighted 2, ties split). The
-aggregation here uses numpy ``bincount`` where FastChat uses pandas pivot tables, so the
-baseline is faster than the original and the speed-up is conservative.
+Baseline, timed in the same run, in alternation: Chatbot Arena's current formulation
+(FastChat ``compute_bt`` / ``compute_bootstrap_bt``, written here from the formula):
+votes counted into unique (a, b, outcome) rows, ties as half wins, the Bradley–Terry
+negative log-likelihood with its gradient minimised by scipy's L-BFGS-B (``gtol`` 1e-6)
+from zero ratings; the bootstrap draws every round's row counts from one multinomial and
+refits by L-BFGS per round (FastChat spreads the rounds over a process pool; here both
+sides run in one process with BLAS pinned to one thread). Both sides start from the same
+integer vote arrays (what the store gives, ``vote_columns``) and the same seed, so their
+bootstrap replicates are identical and their ratings and CI bounds must agree.
 
-Prints both times, the speed-up, the largest rating difference between the two fits on
-the full data, and on identical bootstrap replicates. Last line: the headline.
+Second, slower reference (timed once, over ``--sklearn-rounds`` rounds and scaled): the
+older notebook formulation, a scikit-learn logistic regression refit per round.
+
+Prints the load, every repetition, the medians and their ratio, the largest rating and
+CI-bound differences. Last line: the headline.
 
     uv run python bench/bt_elo.py            # 100,000 votes, 20 models, 1,000 rounds
-    uv run python bench/bt_elo.py --quick    # 20,000 votes, 1,000 rounds
+    uv run python bench/bt_elo.py --quick    # 20,000 votes, 200 rounds
 """
 
 from __future__ import annotations
 
 import argparse
 import math
-import time
 
+import common  # before numpy: pins BLAS/OpenMP threads for both sides
 import numpy as np
+from scipy.optimize import minimize
+from scipy.special import expit
 from sklearn.linear_model import LogisticRegression
 
 from lhbench.stats import bradley_terry_elo
-from lhbench.stats.elo import fit_bt
+from lhbench.stats.elo import VoteArrays
 
 LN10 = math.log(10)
 
 
-def simulate(
-    n_votes: int, n_models: int, seed: int
-) -> tuple[list[tuple[str, str, str]], np.ndarray, np.ndarray, np.ndarray]:
+def simulate(n_votes: int, n_models: int, seed: int) -> VoteArrays:
+    """Votes between models of normal strengths, 10 % ties, as integer arrays."""
     rng = np.random.default_rng(seed)
     strength = rng.normal(0, 0.5, size=n_models)
     i = rng.integers(0, n_models, size=n_votes)
@@ -40,14 +47,79 @@ def simulate(
     u = rng.random(n_votes)
     outcome = np.where(u < 0.1, 1, np.where(rng.random(n_votes) < p, 0, 2))  # 0 a, 1 tie, 2 b
     names = [f"model-{k:02d}" for k in range(n_models)]
-    votes = [
-        (names[a], names[b], ("a", "tie", "b")[o]) for a, b, o in zip(i, j, outcome, strict=True)
-    ]
-    return votes, i, j, outcome
+    return VoteArrays(names, i.astype(np.int32), j.astype(np.int32), outcome.astype(np.int8))
 
 
-def lr_fit(n_models: int, counts: np.ndarray) -> np.ndarray:
-    """FastChat's older MLE: counts[a, b, outcome] -> sklearn LR on weighted ±ln10 rows."""
+# -- FastChat's current formulation (rating_systems.py), from the formula ------------------
+
+
+def preprocess_for_bt(votes: VoteArrays) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Unique (a, b, outcome) rows with their counts; outcome 1 / ½ / 0 for a win / tie / loss."""
+    schedule = np.empty((len(votes), 3), dtype=np.int32)
+    schedule[:, 0] = votes.a
+    schedule[:, 1] = votes.b
+    schedule[:, 2] = 2 - np.asarray(votes.outcome, dtype=np.int32)  # a won -> 2, b won -> 0
+    rows, counts = np.unique(schedule, return_counts=True, axis=0)
+    return rows[:, :2], rows[:, 2].astype(np.float64) / 2.0, counts.astype(np.float64)
+
+
+def bt_loss_and_grad(
+    ratings: np.ndarray,
+    matchups: np.ndarray,
+    outcomes: np.ndarray,
+    weights: np.ndarray,
+    alpha: float,
+) -> tuple[float, np.ndarray]:
+    r = ratings[matchups]
+    probs = expit(alpha * (r[:, 0] - r[:, 1]))
+    loss = -((np.log(probs) * outcomes + np.log(1.0 - probs) * (1.0 - outcomes)) * weights).sum()
+    g = -alpha * (outcomes - probs) * weights
+    grad = np.zeros_like(ratings)
+    np.add.at(grad, matchups, g[:, None] * np.array([1.0, -1.0]))
+    return float(loss), grad
+
+
+def fastchat_fit(
+    matchups: np.ndarray, outcomes: np.ndarray, weights: np.ndarray, n_models: int
+) -> np.ndarray:
+    result = minimize(
+        bt_loss_and_grad,
+        np.zeros(n_models),
+        args=(matchups, outcomes, weights, LN10),
+        jac=True,
+        method="L-BFGS-B",
+        options={"maxiter": 100, "gtol": 1e-6},
+    )
+    return np.asarray(result["x"])
+
+
+def fastchat(votes: VoteArrays, rounds: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Point ratings and 95 % bootstrap bounds, FastChat's way (one process)."""
+    m = len(votes.models)
+    matchups, outcomes, weights = preprocess_for_bt(votes)
+    point = 400 * fastchat_fit(matchups, outcomes, weights, m) + 1000
+    rng = np.random.default_rng(seed=0)
+    n = len(votes)
+    boot_weights = rng.multinomial(n, weights / weights.sum(), size=rounds) / n
+    boot = np.array([fastchat_fit(matchups, outcomes, w, m) for w in boot_weights])
+    lo, hi = np.quantile(400 * boot + 1000, [0.025, 0.975], axis=0)
+    return point, lo, hi
+
+
+def ours(votes: VoteArrays, rounds: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    res = bradley_terry_elo(votes, n_bootstrap=rounds, seed=0)
+    names = list(votes.models)
+    point = np.array([res.ratings[n] for n in names])
+    lo = np.array([res.ci[n][0] for n in names])
+    hi = np.array([res.ci[n][1] for n in names])
+    return point, lo, hi
+
+
+# -- the older reference: sklearn refit per round -----------------------------------------
+
+
+def sklearn_fit(n_models: int, counts: np.ndarray) -> np.ndarray:
+    """counts[a, b, outcome] -> LR on weighted ±ln10 rows (wins weighted 2, ties split)."""
     a_idx, b_idx = np.nonzero(counts.sum(axis=2))
     rows, ys, ws = [], [], []
     for a, b in zip(a_idx, b_idx, strict=True):
@@ -65,70 +137,89 @@ def lr_fit(n_models: int, counts: np.ndarray) -> np.ndarray:
     return 400 * (r - r.mean()) + 1000
 
 
-def aggregate(n_models: int, i: np.ndarray, j: np.ndarray, outcome: np.ndarray) -> np.ndarray:
-    flat = np.bincount((i * n_models + j) * 3 + outcome, minlength=n_models * n_models * 3)
-    return flat.reshape(n_models, n_models, 3).astype(float)
+def sklearn_rounds(votes: VoteArrays, rounds: int) -> None:
+    m = len(votes.models)
+    a, b, o = (np.asarray(x, dtype=np.int64) for x in (votes.a, votes.b, votes.outcome))
+    rng = np.random.default_rng(0)
+    for _ in range(rounds):
+        pick = rng.integers(0, len(votes), size=len(votes))
+        flat = np.bincount((a[pick] * m + b[pick]) * 3 + o[pick], minlength=m * m * 3)
+        sklearn_fit(m, flat.reshape(m, m, 3).astype(float))
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true", help="20,000 votes instead of 100,000")
+    ap.add_argument("--quick", action="store_true", help="20,000 votes and 200 rounds")
     ap.add_argument("--votes", type=int, default=None)
     ap.add_argument("--models", type=int, default=20)
-    ap.add_argument("--rounds", type=int, default=1000)
+    ap.add_argument("--rounds", type=int, default=None)
+    ap.add_argument("--reps", type=int, default=3, help="alternating repetitions (>= 3)")
+    ap.add_argument("--sklearn-rounds", type=int, default=50, help="0 skips the sklearn reference")
     args = ap.parse_args()
-    rounds = args.rounds
+    print(common.load_line("bt_elo"), flush=True)
     n_votes = args.votes or (20_000 if args.quick else 100_000)
-    votes, i, j, outcome = simulate(n_votes, args.models, seed=0)
-    m = args.models
-    names = [f"model-{k:02d}" for k in range(m)]
+    rounds = args.rounds or (200 if args.quick else 1000)
+    votes = simulate(n_votes, args.models, seed=0)
 
-    t0 = time.perf_counter()
-    ours = bradley_terry_elo(votes, n_bootstrap=rounds, seed=0)
-    t_ours = time.perf_counter() - t0
+    answers: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
 
-    rng = np.random.default_rng(0)
-    t0 = time.perf_counter()
-    boot = np.empty((rounds, m))
-    for b in range(rounds):
-        pick = rng.integers(0, len(votes), size=len(votes))
-        boot[b] = lr_fit(m, aggregate(m, i[pick], j[pick], outcome[pick]))
-    lo_b, hi_b = np.quantile(boot, [0.025, 0.975], axis=0)
-    t_base = time.perf_counter() - t0
+    def timed(name: str, fn):  # type: ignore[no-untyped-def]
+        def side() -> float:
+            with common.Timer() as t:
+                answers[name] = fn(votes, rounds)
+            return t.wall
 
-    full = lr_fit(m, aggregate(m, i, j, outcome))
-    point_diff = max(abs(ours.ratings[n] - full[k]) for k, n in enumerate(names))
-    ci_diff = max(
-        max(abs(ours.ci[n][0] - lo_b[k]), abs(ours.ci[n][1] - hi_b[k])) for k, n in enumerate(names)
+        return side
+
+    ours(votes, 10)  # imports and first-call costs: not measured
+    fastchat(votes, 2)
+    times = common.alternate(
+        {"lhbench": timed("lhbench", ours), "fastchat": timed("fastchat", fastchat)}, args.reps
     )
+    (p_ours, lo_ours, hi_ours), (p_fc, lo_fc, hi_fc) = answers["lhbench"], answers["fastchat"]
+    point_diff = float(np.max(np.abs(p_ours - p_fc)))
+    ci_diff = float(max(np.max(np.abs(lo_ours - lo_fc)), np.max(np.abs(hi_ours - hi_fc))))
+    ratio = common.ratio_of_medians(times["fastchat"], times["lhbench"])
 
-    # identical replicates through both fits: the per-round answers must agree
-    rng = np.random.default_rng(1)
-    same_diff = 0.0
-    for _ in range(20):
-        pick = rng.integers(0, len(votes), size=len(votes))
-        counts = aggregate(m, i[pick], j[pick], outcome[pick])
-        pi, pj = np.nonzero(np.triu(counts.sum(axis=2) + counts.sum(axis=2).T, k=1))
-        n_pair = counts[pi, pj].sum(axis=1) + counts[pj, pi].sum(axis=1)
-        s_pair = (
-            counts[pi, pj, 0]
-            + 0.5 * counts[pi, pj, 1]
-            + counts[pj, pi, 2]
-            + 0.5 * counts[pj, pi, 1]
-        )
-        r = 400 * fit_bt(m, pi, pj, n_pair, s_pair) + 1000
-        same_diff = max(same_diff, float(np.max(np.abs(r - lr_fit(m, counts)))))
-
-    speedup = t_base / t_ours
-    print(f"votes={len(votes):,} models={m} bootstrap rounds={rounds}")
-    print(f"lhbench batched Newton: {t_ours:.3f} s")
-    print(f"baseline (resample + sklearn LR refit per round): {t_base:.3f} s")
-    print(f"max |Δ Elo| point estimates (full data): {point_diff:.4f}")
-    print(f"max |Δ Elo| per-round fits on identical replicates (20 rounds): {same_diff:.4f}")
-    print(f"max |Δ Elo| CI bounds (independent resamples, Monte-Carlo noise): {ci_diff:.3f}")
+    print(f"votes={n_votes:,} models={args.models} bootstrap rounds={rounds} reps={args.reps}")
     print(
-        f"bt_elo speedup: {speedup:.1f}x (target >= 10x; "
-        f"max diff {max(point_diff, same_diff):.4f} Elo, target <= 0.5)"
+        f"lhbench (integer arrays, batched Newton): median {common.median(times['lhbench']):.3f} s "
+        f"{common.spread(times['lhbench'])}"
+    )
+    print(
+        f"FastChat formulation (L-BFGS per round): median {common.median(times['fastchat']):.3f} s "
+        f"{common.spread(times['fastchat'])}"
+    )
+    # the bootstrap's multinomial draw is the same on both sides (identical replicates)
+    _, _, weights = preprocess_for_bt(votes)
+    draw_times = []
+    for _ in range(args.reps):
+        with common.Timer() as t:
+            np.random.default_rng(0).multinomial(n_votes, weights / weights.sum(), size=rounds)
+        draw_times.append(t.wall)
+    draw = common.median(draw_times)
+    fits = (common.median(times["fastchat"]) - draw) / (common.median(times["lhbench"]) - draw)
+    print(
+        f"of which the multinomial draw of the replicates, identical on both sides: median "
+        f"{draw:.3f} s {common.spread(draw_times)}; fits alone: "
+        f"{fits:.1f}x"
+    )
+    print(f"max |Δ Elo| point ratings vs FastChat formulation: {point_diff:.5f}")
+    print(f"max |Δ Elo| 95 % CI bounds vs FastChat formulation (same replicates): {ci_diff:.5f}")
+    if args.sklearn_rounds:
+        with common.Timer() as t:
+            sklearn_rounds(votes, args.sklearn_rounds)
+        scaled = t.wall / args.sklearn_rounds * rounds
+        vs = scaled / common.median(times["lhbench"])
+        print(
+            f"sklearn refit per round (older reference): {t.wall:.3f} s for "
+            f"{args.sklearn_rounds} rounds, {scaled:.2f} s scaled to {rounds} ({vs:.1f}x "
+            "lhbench's median)"
+        )
+    print(common.load_line("bt_elo", "end"))
+    print(
+        f"bt_elo: {ratio:.1f}x the FastChat formulation (target >= 10x); max diff "
+        f"{point_diff:.4f} Elo (target <= 0.01), CI bounds within {ci_diff:.4f} Elo (target <= 1)"
     )
 
 

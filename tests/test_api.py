@@ -57,11 +57,20 @@ def test_the_api_works_inside_a_running_event_loop(tmp_path: Path) -> None:
                 settings=lhbench.api.load_settings(home=tmp_path / "home"),
             )
             labels = lhbench.verify("lhbench-samples", store=store)
-            return [runs, labels]  # type: ignore[list-item]
+            logs = lhbench.export_inspect(tmp_path / "logs", formats=["eval"], store=store)
+            return [runs, labels, logs]  # type: ignore[list-item]
 
-    runs, labels = asyncio.run(cell())
+    runs, labels, logs = asyncio.run(cell())
     assert [r.task_id for r in runs] == ["ini-to-json"]  # type: ignore[attr-defined]
     assert {lab.run_id for lab in labels} == {runs[0].id}  # type: ignore[index]
+    # the same run, read back by Inspect's own reader, with the task's check as a score
+    from inspect_ai.log import read_eval_log
+
+    [path] = logs  # type: ignore[misc]
+    log = read_eval_log(str(path))
+    [sample] = log.samples or []
+    assert sample.uuid == runs[0].id  # type: ignore[index]
+    assert sample.scores["verify"].value == ("C" if labels[0].passed else "I")  # type: ignore[index]
 
 
 def test_a_report_table_that_does_not_exist_names_the_ones_there_are(tmp_path: Path) -> None:

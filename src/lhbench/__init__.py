@@ -11,6 +11,7 @@ __version__ = "0.1.0"
 __all__ = [
     "Report",
     "__version__",
+    "export_inspect",
     "grade",
     "import_transcripts",
     "judge_states",
@@ -23,6 +24,7 @@ __all__ = [
 if TYPE_CHECKING:
     from lhbench.api import (
         Report,
+        export_inspect,
         grade,
         import_transcripts,
         judge_states,

@@ -31,6 +31,7 @@ from lhbench.store import Store
 
 __all__ = [
     "Report",
+    "export_inspect",
     "grade",
     "import_transcripts",
     "judge_states",
@@ -338,10 +339,13 @@ def report(
 ) -> Report:
     """The report over the store (as ``lhbench report``); written to ``out`` when given."""
     from lhbench.report import ReportData, build_sections, write_report
+    from lhbench.report.data import configured_panel
 
     settings = settings or load_settings()
     with _store(store, settings) as st:
-        data = ReportData.from_store(st, include_stale=include_stale)
+        data = ReportData.from_store(
+            st, include_stale=include_stale, panel=configured_panel(settings)
+        )
     sections = build_sections(data, by=by, ablation=ablation, baseline=baseline)
     files = (
         write_report(data, Path(out), by=by, ablation=ablation, baseline=baseline)
@@ -349,3 +353,35 @@ def report(
         else None
     )
     return Report(sections=sections, files=files)
+
+
+def export_inspect(
+    out: str | Path,
+    *,
+    pack: str | None = None,
+    formats: Sequence[str] = ("eval", "json"),
+    include_stale: bool = False,
+    store: Store | None = None,
+    settings: Settings | None = None,
+) -> list[Path]:
+    """Inspect AI logs of the store's runs (as ``lhbench export inspect``): the files written.
+
+    One log per (pack, harness, model, versions) group; scores from the current grades,
+    as in the report. Example::
+
+        paths = lhbench.export_inspect("inspect-logs", pack="lhbench-samples")
+    """
+    from lhbench.report import ReportData
+    from lhbench.report.data import configured_panel
+    from lhbench.report.inspect_log import export_inspect as _export
+
+    bad = [f for f in formats if f not in ("eval", "json")]
+    if bad:
+        raise ConfigError(f"unknown Inspect log format(s) {bad}: use 'eval' and/or 'json'")
+    settings = settings or load_settings()
+    with _store(store, settings) as st:
+        data = ReportData.from_store(
+            st, include_stale=include_stale, panel=configured_panel(settings)
+        )
+        logs = _export(data, Path(out), pack=pack, formats=tuple(formats))  # type: ignore[arg-type]
+    return [p for log in logs for p in log.paths]

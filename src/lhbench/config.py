@@ -60,6 +60,16 @@ class Settings(BaseSettings):
     sandbox_image: str = Field(
         default="python:3.11-slim", description="Image of the container sandbox backend."
     )
+    web_public_leaderboard: bool = Field(
+        default=False,
+        description="Show the web app's overview (the leaderboard) without signing in; "
+        "every other page always needs an account.",
+    )
+    web_secure_cookies: bool = Field(
+        default=False,
+        description="Mark the web app's cookies Secure and send HSTS (set when it is served "
+        "over HTTPS, e.g. behind a TLS proxy).",
+    )
 
     @classmethod
     def settings_customise_sources(

@@ -5,7 +5,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from lhbench.judges import RubricJudge
-from lhbench.models import ModelPool
+from lhbench.models import ModelPool, WireTransport
 from lhbench.schema import GradeStatus
 from lhbench.store import Store
 from lhbench.store.tables import GradeRow
@@ -25,6 +25,8 @@ def test_twenty_percent_faults_every_grade_completes_or_is_an_explicit_error(tmp
             async with pool.session():
                 specs = stub_specs(stub.base_url, timeout_s=1.0, max_retries=6)
                 judges = [RubricJudge(pool.get(s), s) for s in specs]
+                # the direct path: lhbench's own wire client, no agent loop
+                assert all(isinstance(j.client.transport, WireTransport) for j in judges)
                 return await grade_job(store, runs, rubric, tier, judges, concurrency=16)
 
         summary = asyncio.run(job())

@@ -42,6 +42,15 @@ def test_fewest_votes_first_and_no_repeat_until_all_seen(tmp_path: Path) -> None
     # the next round starts over
     c = next_comparison(store, "ann", rng=rng)
     assert c is not None and tuple(sorted((c.left_run, c.right_run))) in all_pairs
-    lefts = Counter(v.left for v in store.list_votes())
-    assert set(lefts) <= {"a", "b"}
+    # every vote records which run was shown left, as its comparison did, and the winner
+    # follows from it: bob chose "left" (the left run won), ann chose ties
+    votes = store.list_votes()
+    assert len(votes) == 7
+    for v in votes:
+        [comp] = [c for c in store.list_comparisons() if c.vote_id == v.id]
+        assert (v.run_a, v.run_b, v.left) == (comp.run_a, comp.run_b, comp.left)
+        assert v.winner == (comp.left if v.annotator == "bob" else "tie")
+    # the side shown left is drawn at random: with this seed both sides occur
+    assert Counter(v.left for v in votes) == Counter(c.left for c in store.list_comparisons()[:7])
+    assert set(Counter(v.left for v in votes)) == {"a", "b"}
     store.close()

@@ -32,13 +32,17 @@ aj_app = typer.Typer(help="Agent-as-a-Judge: replay, judge, score.", no_args_is_
 def meta_tables(store: Store) -> dict[str, Any]:
     """The AJ-Bench tables from stored verdicts and labels."""
     from lhbench.report import ReportData, aj_section
+    from lhbench.report.aj_breakdown import aj_breakdown_section
 
-    sec = aj_section(ReportData.from_store(store))
+    data = ReportData.from_store(store)
+    sec = aj_section(data)
+    # the per-domain, failure-mode and turn-budget tables follow AJ-Bench's main ones
+    more = aj_breakdown_section(data).tables
     return {
         "empty": sec.empty,
         "tables": [
             {"title": t.title, "columns": t.columns, "rows": t.rows, "notes": t.notes}
-            for t in sec.tables
+            for t in [*sec.tables, *more]
         ],
     }
 
@@ -77,6 +81,10 @@ def aj_run(
     retry_errors: Annotated[
         bool, typer.Option("--retry-errors", help="Re-ask verdicts that failed to parse.")
     ] = False,
+    tool_set: Annotated[
+        str | None,
+        typer.Option(help="Agent judge's tools (search packs): state or state+trajectory."),
+    ] = None,
     as_json: JsonOption = False,
     unsafe_no_sandbox: UnsafeOption = False,
     db: DbOption = None,
@@ -87,7 +95,8 @@ def aj_run(
     run`, imports with --pack) is labelled on its final state and judged there.
     Example: lhbench aj run aj-ds-mini --judge agent --model openai:m@http://127.0.0.1:8000/v1
     """
-    from lhbench.jobs import judge_states
+    # a search pack (web + recorded corpus) is judged item by item; any other as before
+    from lhbench.jobs.aj_search import judge_any_pack as judge_states
 
     if judge not in ("agent", "llm"):
         raise ConfigError(f"--judge {judge!r}: expected agent or llm")
@@ -110,6 +119,7 @@ def aj_run(
                 postgres_url=postgres_url,
                 retry_errors=retry_errors,
                 progress=progress_factory(not as_json),
+                **({"tool_set": tool_set} if tool_set else {}),
             )
         )
         labels = [lab for lab in store.list_labels() if lab.passed is not None]
@@ -135,7 +145,8 @@ def aj_run(
 
 
 def _failure_modes(store: Store) -> dict[str, int]:
-    from lhbench.jobs import auto_failure_mode
+    # the rule knows every domain's state tools (the web's too); a stored tag wins
+    from lhbench.stats.aj_modes import failure_mode
 
     labels = {lab.run_id: lab.passed for lab in store.list_labels() if lab.passed is not None}
     kinds: dict[str, EnvironmentKind] = {}
@@ -151,7 +162,7 @@ def _failure_modes(store: Store) -> dict[str, int]:
                 if task and task.environment.kind
                 else EnvironmentKind.FILESYSTEM
             )
-        mode = auto_failure_mode(v, bool(labels[v.run_id]), kinds[v.run_id])
+        mode = failure_mode(v, bool(labels[v.run_id]), kinds[v.run_id].value)
         if mode:
             counts[mode] = counts.get(mode, 0) + 1
     return counts
@@ -195,6 +206,38 @@ def aj_tag(
         if not store.set_verdict_failure_mode(verdict_id, mode):
             raise LhbenchError(f"no verdict {verdict_id!r} in the store")
     say(f"tagged {verdict_id}: ({mode})")
+
+
+@aj_app.command("import-mcpmark")
+def aj_import_mcpmark(
+    src: Annotated[str, typer.Argument(help="An MCPMark folder (tasks/, results/, states).")],
+    out: Annotated[str, typer.Option(help="Where to write the pack.")] = "mcpmark-pack",
+    pack_id: Annotated[str, typer.Option(help="The pack's id.")] = "mcpmark",
+    as_json: JsonOption = False,
+) -> None:
+    """Turn MCPMark's filesystem and postgres tasks and run logs into a pack to judge.
+
+    Each task's own verify.py labels the runs (through MCPMark's environment variables).
+    Example: lhbench aj import-mcpmark ./mcpmark --out ./mcpmark-pack; lhbench aj run ./mcpmark-pack
+    """
+    from pathlib import Path
+
+    from lhbench.ingest.mcpmark import import_mcpmark
+
+    res = import_mcpmark(Path(src), Path(out), pack_id=pack_id)
+    if as_json:
+        dump_json(
+            {
+                "pack": str(res.pack_dir),
+                "tasks": res.tasks,
+                "trajectories": res.trajectories,
+                "skipped": res.skipped,
+            }
+        )
+        return
+    say(f"{res.pack_dir}: {len(res.tasks)} task(s), {res.trajectories} trajectory(ies)")
+    for why in res.skipped:
+        say(f"skipped {why}", style="dim")
 
 
 def register(app: typer.Typer) -> None:

@@ -13,15 +13,19 @@ from lhbench.cli import (
     db,
     demo,
     doctor,
+    export,
     imports,
     judge,
     packs,
+    plugins,
     report,
     runs,
     users,
     verify,
     web,
 )
+from lhbench.cli import content as content_cli
+from lhbench.cli import figma as figma_cli
 from lhbench.cli.common import err, say
 from lhbench.errors import LhbenchError
 
@@ -34,8 +38,25 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
-for module in (demo, doctor, packs, db, runs, judge, imports, verify, report, aj, users, web):
+for module in (
+    demo,
+    doctor,
+    packs,
+    db,
+    runs,
+    judge,
+    imports,
+    verify,
+    report,
+    export,
+    plugins,
+    aj,
+    users,
+    web,
+):
     module.register(app)
+figma_cli.register(app)
+content_cli.register(app)
 
 
 @app.command()

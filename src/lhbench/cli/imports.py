@@ -30,7 +30,8 @@ def import_(
         str,
         typer.Argument(
             metavar="FORMAT",
-            help="claude-code, codex, gemini-cli, osworld, inspect, jsonl or auto.",
+            help="claude-code, codex, gemini-cli, osworld, inspect, jsonl, a plugin's format "
+            "(lhbench plugins list) or auto.",
         ),
     ],
     paths: Annotated[list[Path], typer.Argument(help="Files, or directories to import whole.")],
@@ -54,6 +55,14 @@ def import_(
         bool,
         typer.Option(
             "--replace", help="Remove these files' earlier runs (and their grades) and re-import."
+        ),
+    ] = False,
+    split_sessions: Annotated[
+        bool,
+        typer.Option(
+            "--split-sessions",
+            help="A file holding several sessions becomes one run per session "
+            "(default: one run, whose status the last session decides).",
         ),
     ] = False,
     as_json: JsonOption = False,
@@ -85,12 +94,17 @@ def import_(
                 versions=parse_versions(versions),
                 strict=strict,
                 replace=replace,
+                split_sessions=split_sessions,
                 progress=progress_factory(not as_json),
             )
         )
     files = res.files
     skipped = [str(e) for f in files for e in f.skipped_lines]
-    failed = [f"{f.path}: {f.error}" for f in files if f.error]
+    problems = sum(f.problems for f in files)
+    failed = [
+        f.error if str(f.path) in f.error else f"{f.path}: {f.error}" for f in files if f.error
+    ]
+    multi = [f for f in files if f.sessions > len(f.runs) or (f.split and len(f.runs) > 1)]
     totals = {
         "files": len(files) + res.summary.skipped,
         "runs": sum(len(f.runs) for f in files),
@@ -99,6 +113,11 @@ def import_(
         "steps": sum(f.steps for f in files),
         "failed_files": failed,
         "skipped_lines": skipped,
+        "problems": problems,
+        "multi_session_files": [
+            {"path": str(f.path), "sessions": f.sessions, "runs": len(f.runs)} for f in multi
+        ],
+        "sessions": "split" if split_sessions else "merged",
         "run_ids": [r for f in files for r in f.runs],
         "by_format": {
             fm: sum(len(f.runs) for f in files if f.format == fm)
@@ -113,16 +132,24 @@ def import_(
         return
     for e in skipped[:20]:
         err.print(f"skipped {e}", markup=False, style="yellow", soft_wrap=True)
-    if len(skipped) > 20:
-        err.print(f"… and {len(skipped) - 20} more skipped line(s)", markup=False)
+    if problems > 20:
+        err.print(f"… and {problems - 20} more skipped line(s)", markup=False)
     for f in failed:
         err.print(f"failed {f}", markup=False, style="red", soft_wrap=True)
     say(
         f"imported {totals['runs']} run(s) ({totals['steps']} steps) from {totals['files']} "
         f"file(s); {totals['already_imported']} already imported; {totals['incomplete']} "
-        f"incomplete; {len(skipped)} line(s) skipped; {len(failed)} "
+        f"incomplete; {problems} line(s) skipped; {len(failed)} "
         "file(s) failed"
     )
+    for m in multi:
+        how = (
+            f"split into {len(m.runs)} runs"
+            if m.split
+            else "merged into one run (the last session decides its status; "
+            "--split-sessions imports one run per session)"
+        )
+        say(f"{m.path}: {m.sessions} sessions, {how}")
     print_summary(res.summary)
     if res.verify is not None:
         print_summary(res.verify)

@@ -28,21 +28,9 @@ if TYPE_CHECKING:
 __all__ = ["load_report_data", "register", "write_report_files"]
 
 
-def configured_panel(settings: Settings) -> set[str] | None:
-    """Judge config hashes of ``judge_panel`` (None when no panel is configured)."""
-    if not settings.judge_panel:
-        return None
-    from lhbench.judges import rubric_judge_identity
-    from lhbench.models import resolve_model
-
-    return {
-        rubric_judge_identity(resolve_model(r, settings.models)).key for r in settings.judge_panel
-    }
-
-
 def load_report_data(store: Store, settings: Settings, *, include_stale: bool) -> ReportData:
     """Report data with current judgements (``include_stale`` keeps all)."""
-    from lhbench.report import ReportData
+    from lhbench.report.data import ReportData, configured_panel
 
     return ReportData.from_store(
         store, include_stale=include_stale, panel=configured_panel(settings)

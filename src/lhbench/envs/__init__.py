@@ -15,6 +15,7 @@ from lhbench.envs.verify import (
     VerifyResult,
     check_limits,
     database_access,
+    run_state_check,
     run_verify,
 )
 
@@ -34,6 +35,7 @@ __all__ = [
     "inside",
     "replay_filesystem",
     "replay_sql",
+    "run_state_check",
     "run_verify",
     "split_statements",
 ]

@@ -15,7 +15,9 @@ hangs affects only itself.
 from __future__ import annotations
 
 import json
+import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -32,7 +34,14 @@ from lhbench.sandbox import (
     script_argv,
 )
 
-__all__ = ["VerifyError", "VerifyResult", "check_limits", "database_access", "run_verify"]
+__all__ = [
+    "VerifyError",
+    "VerifyResult",
+    "check_limits",
+    "database_access",
+    "run_state_check",
+    "run_verify",
+]
 
 
 class VerifyError(RuntimeError):
@@ -82,9 +91,65 @@ def run_verify(
     Raises:
         VerifyError: it crashed, timed out, or exited with neither 0 nor 1.
     """
+    return _run_check(
+        script_argv,
+        script,
+        str(script),
+        readable=[script.parent],
+        cwd=script.parent,
+        root=root,
+        db_url=db_url,
+        timeout=timeout,
+        sandbox=sandbox,
+    )
+
+
+def run_state_check(
+    name: str,
+    *,
+    root: Path | None = None,
+    db_url: str | None = None,
+    timeout: float = 60,
+    sandbox: Sandbox | None = None,
+) -> VerifyResult:
+    """Run a registered state check (``lhbench plugins list``) in the sandbox, as verify runs.
+
+    Raises:
+        VerifyError: it crashed, timed out, or answered with neither pass nor fail.
+    """
+    import sys
+
+    def argv(_: Path, *extra: str) -> list[str]:
+        return [sys.executable, "-I", "-m", "lhbench.plugins", "check", name, *extra]
+
+    return _run_check(
+        argv,
+        Path(name),
+        f"state check {name!r}",
+        readable=[],
+        cwd=None,
+        root=root,
+        db_url=db_url,
+        timeout=timeout,
+        sandbox=sandbox,
+    )
+
+
+def _run_check(
+    argv: Callable[..., list[str]],
+    script: Path,
+    what: str,
+    *,
+    readable: list[Path],
+    cwd: Path | None,
+    root: Path | None,
+    db_url: str | None,
+    timeout: float,
+    sandbox: Sandbox | None,
+) -> VerifyResult:
     sandbox = sandbox or get_sandbox()
     extra: list[str] = []
-    readable = [script.parent]
+    readable = list(readable)
     if root is not None:
         extra += ["--root", str(root)]
         readable.append(root)
@@ -92,9 +157,10 @@ def run_verify(
     readable += dirs
     if db_url is not None:
         extra += ["--db", db_url]
-    args = script_argv(script, *extra)
+    args = argv(script, *extra)
+    workdir = root or cwd or Path(tempfile.mkdtemp(prefix="lhbench-check-"))
     policy = policy_for(
-        root or script.parent,
+        workdir,
         readable=readable,
         endpoints=endpoints,
         env={"LHBENCH_IN_SANDBOX": "1"},
@@ -104,12 +170,12 @@ def run_verify(
     res = run_sandboxed_sync(sandbox, args, policy)
     seconds = time.perf_counter() - t0
     if res.timed_out:
-        raise VerifyError(f"{script}: timed out after {timeout}s")
+        raise VerifyError(f"{what}: timed out after {timeout}s")
     out, err = res.text(), res.text("stderr")
     if res.returncode not in (0, 1):
         tail = (err or out).strip().splitlines()[-3:]
-        what = "crashed" if res.returncode == CRASH_EXIT else f"exited {res.returncode}"
-        raise VerifyError(f"{script}: {what}: {' | '.join(tail)[-500:]}")
+        how = "crashed" if res.returncode == CRASH_EXIT else f"exited {res.returncode}"
+        raise VerifyError(f"{what}: {how}: {' | '.join(tail)[-500:]}")
     detail = ""
     lines = out.strip().splitlines()
     if lines:

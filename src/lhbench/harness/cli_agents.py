@@ -53,6 +53,7 @@ from lhbench.ingest.claude_code import read_claude_code
 from lhbench.ingest.codex import read_codex
 from lhbench.ingest.gemini import read_gemini
 from lhbench.models import ModelSpec
+from lhbench.plugins import GROUPS, Registry, adapter
 from lhbench.sandbox import Endpoint, Limits, Sandbox, policy_for, run_sandboxed
 from lhbench.sandbox.proxy import PLACEHOLDER_KEY, KeyProxy
 from lhbench.schema import HookSpec, McpServerSpec, Step
@@ -375,8 +376,8 @@ def _gemini_setup(job: CliJob, binary: Path) -> tuple[list[str], dict[str, str]]
     return [*argv, "-p", job.prompt], env
 
 
-CLI_AGENTS: dict[str, CliAgent] = {
-    "claude-code": CliAgent(
+BUILTIN_CLI_AGENTS: tuple[CliAgent, ...] = (
+    CliAgent(
         harness="claude-code",
         # the newest release whose engines field accepts Node 20 (later ones need Node >= 22)
         package="@anthropic-ai/claude-code@2.1.197",
@@ -386,7 +387,7 @@ CLI_AGENTS: dict[str, CliAgent] = {
         setup=_claude_setup,
         reader=read_claude_code,
     ),
-    "codex": CliAgent(
+    CliAgent(
         harness="codex",
         package="@openai/codex@0.169.0",
         binary="codex",
@@ -396,7 +397,7 @@ CLI_AGENTS: dict[str, CliAgent] = {
         setup=_codex_setup,
         reader=read_codex,
     ),
-    "gemini-cli": CliAgent(
+    CliAgent(
         harness="gemini-cli",
         package="@google/gemini-cli@0.61.0",
         binary="gemini",
@@ -405,7 +406,16 @@ CLI_AGENTS: dict[str, CliAgent] = {
         setup=_gemini_setup,
         reader=read_gemini,
     ),
-}
+)
+
+# the CLI harnesses: the built-ins above (entry point group lhbench.harnesses, like any
+# plugin's), then installed plugins' (see lhbench.plugins)
+CLI_AGENTS: Registry[CliAgent] = Registry(
+    GROUPS["harnesses"],
+    lambda: BUILTIN_CLI_AGENTS,
+    adapt=adapter(CliAgent, "a CliAgent"),
+    name_of=lambda a: a.harness,
+)
 
 
 @dataclass

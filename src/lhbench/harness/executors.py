@@ -38,9 +38,14 @@ class LocalExecutor:
 
     async def __aenter__(self) -> LocalExecutor:
         self.pool = ModelPool()
+        self._session = self.pool.session()
+        await self._session.__aenter__()
         return self
 
     async def __aexit__(self, *exc: object) -> None:
+        # the runs share the pool's HTTP clients: closed once, when the last run is done
+        if self.pool is not None:
+            await self._session.__aexit__(None, None, None)
         self.pool = None
 
     async def run(self, spec: RunSpec) -> RunOutcome:

@@ -7,7 +7,9 @@ continues in its kept workspace, where ``manifest.json`` says what was already d
 
 from __future__ import annotations
 
+import contextlib
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
@@ -29,7 +31,7 @@ from lhbench.harness.workspace import (
 )
 from lhbench.models import ModelPool, ModelSpec
 from lhbench.packs import load_pack
-from lhbench.sandbox import Limits, Sandbox, SandboxPolicy, get_sandbox, policy_for
+from lhbench.sandbox import Limits, Mount, Sandbox, SandboxPolicy, get_sandbox, policy_for
 from lhbench.schema import (
     Artifact,
     McpServerSpec,
@@ -43,7 +45,24 @@ from lhbench.schema import (
 
 __all__ = ["HARNESSES", "RunOutcome", "RunSpec", "execute"]
 
-HARNESSES = ("native", *CLI_AGENTS)
+
+class _Harnesses(Sequence[str]):
+    """``native`` and every CLI harness (built in or from a plugin), read when used."""
+
+    def _names(self) -> tuple[str, ...]:
+        return ("native", *CLI_AGENTS)
+
+    def __getitem__(self, i: int) -> str:  # type: ignore[override]
+        return self._names()[i]
+
+    def __len__(self) -> int:
+        return len(self._names())
+
+    def __contains__(self, name: object) -> bool:
+        return name == "native" or name in CLI_AGENTS
+
+
+HARNESSES: Sequence[str] = _Harnesses()
 _MAX_ARTIFACT_BYTES = 1 << 20
 _MAX_ARTIFACTS = 100
 
@@ -230,14 +249,19 @@ def agent_policy(ctx: _RunContext, *, wall_s: float | None) -> SandboxPolicy:
 async def _run_native(ctx: _RunContext, pool: ModelPool | None, model: Any) -> _Ran:
     spec, task, ws = ctx.spec, ctx.task, ctx.ws
     mspec = spec.spec
+    own_pool = pool is None  # a pool given is shared with other runs: its owner closes it
     pool = pool or ModelPool()
     policy = agent_policy(ctx, wall_s=120.0)
     # the pack's MCP servers are pack code: each runs in the sandbox, for the whole run
     prepared = [
         ctx.sandbox.prepare(
             server.argv(sys.executable, str(ws.root)),
-            # the pack's env applies inside the sandbox only, never to the host launcher
-            replace(policy.with_limits(wall_s=None), env={**policy.env, **server.env}),
+            # the pack's env applies inside the sandbox only, never to the host launcher; a
+            # server (pack code) may read its pack, which the agent's own commands may not
+            replace(
+                policy.with_limits(wall_s=None).with_mounts(Mount(ctx.task_dir.parents[1])),
+                env={**policy.env, **server.env},
+            ),
         )
         for server in ctx.servers.values()
     ]
@@ -255,7 +279,7 @@ async def _run_native(ctx: _RunContext, pool: ModelPool | None, model: Any) -> _
             ).prefixed(name)
             for (name, server), p in zip(ctx.servers.items(), prepared, strict=True)
         ]
-        async with pool.session():
+        async with pool.session() if own_pool else contextlib.nullcontext(pool):
             harness = NativeHarness(
                 pool.get(mspec, wrapped=model),
                 root=ws.root,
@@ -286,9 +310,10 @@ async def _run_native(ctx: _RunContext, pool: ModelPool | None, model: Any) -> _
         started_at=result.started_at,
         ended_at=result.ended_at,
         usage=result.usage,
-        cost_usd=mspec.cost(result.usage.input_tokens, result.usage.output_tokens),
+        cost_usd=(cost := mspec.cost(result.usage.input_tokens, result.usage.output_tokens)),
         error=result.error,
         steps=result.steps,
+        metadata={"cost_source": mspec.price_source if cost is not None else None},
     )
 
 
@@ -321,7 +346,12 @@ async def _run_cli(ctx: _RunContext) -> _Ran:
         started_at=info.started_at,
         ended_at=info.ended_at,
         usage=info.usage,
-        cost_usd=info.cost_usd,
+        # the CLI's own figure when its transcript has one, else the model's prices
+        cost_usd=(
+            cost := info.cost_usd
+            if info.cost_usd is not None
+            else spec.spec.cost(info.usage.input_tokens, info.usage.output_tokens)
+        ),
         error=info.error or (cli.stderr[-2000:] if cli.exit_code else None),
         steps=[*ctx.prior, *cli.steps],
         metadata={
@@ -329,5 +359,12 @@ async def _run_cli(ctx: _RunContext) -> _Ran:
             "transcript": str(cli.transcript),
             "hook_runs": len(cli.hook_log),
             "turns": len(task.user_turns),
+            "cost_source": (
+                None
+                if cost is None
+                else "transcript"
+                if info.cost_usd is not None
+                else spec.spec.price_source
+            ),
         },
     )

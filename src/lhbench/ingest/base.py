@@ -1,40 +1,52 @@
-"""What every importer shares: line reading with line numbers, a step builder, the result.
+"""What every importer shares: the per-file context, the transcript's run info, the limits.
 
-Importers are streaming: they read a file line by line and yield Steps as they go, so a
-transcript of any size is imported in constant memory. A line that cannot be read
-becomes a TranscriptError naming the file and line; by default it is skipped and counted,
-with ``strict`` it stops the import. A last line cut off mid-write (a run killed while
-writing) is not an error: the transcript is marked incomplete.
+Importers are streaming: they read a file once, in chunks, and hand rows on as they go,
+so a transcript of any size is imported in constant memory. Anything a line holds that
+cannot be read becomes a TranscriptError naming the file and line (the line is skipped,
+or the value left out); with ``strict`` the first one stops the import. A last line cut
+off mid-write (a run killed while writing) is not an error: the transcript is marked
+incomplete.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-import orjson
-from pydantic import ValidationError
-
 from lhbench.errors import TranscriptError
-from lhbench.schema import Role, RunStatus, Step, StepKind, Usage
+from lhbench.schema import RunStatus, Usage
 
-__all__ = [
-    "ImportContext",
-    "StepBuilder",
-    "TranscriptInfo",
-    "guarded",
-    "iter_json_lines",
-    "parse_time",
-    "text_of",
-]
+__all__ = ["ImportContext", "Limits", "TranscriptInfo"]
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What an importer accepts before calling input hostile rather than large.
+
+    Attributes:
+        line_bytes: A line longer than this is skipped and reported (memory stays bounded).
+        member_bytes: An archive member (an Inspect ``.eval`` sample) larger than this is
+            refused.
+        member_ratio: …as is a member over 32 MiB that expands more than this many times.
+        problems: Problems kept in full per file; the rest are counted.
+    """
+
+    line_bytes: int = 32 << 20
+    member_bytes: int = 4 << 30
+    member_ratio: int = 200
+    problems: int = 1000
 
 
 @dataclass
 class TranscriptInfo:
-    """What a transcript says about its run, filled in while it is read."""
+    """What a transcript says about its run (one session, or several merged), filled as read.
+
+    ``usage`` follows one meaning in every format (see docs/transcripts.md): input tokens
+    exclude cache reads and writes, output tokens include reasoning, ``model_usage`` splits
+    it per model when the transcript names several.
+    """
 
     source: str
     key: str = ""
@@ -44,129 +56,50 @@ class TranscriptInfo:
     task_text: str | None = None
     status: RunStatus = RunStatus.INCOMPLETE
     usage: Usage = field(default_factory=Usage)
+    model_usage: dict[str, Usage] = field(default_factory=dict)
     cost_usd: float | None = None
     started_at: datetime | None = None
     ended_at: datetime | None = None
     error: str | None = None
+    sessions: int = 1
     metadata: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
 class ImportContext:
-    """Per-file state: where errors go and whether they stop the import."""
+    """Per-file state: where problems go, whether they stop the import, what was read.
+
+    Attributes:
+        path: The file.
+        strict: The first problem raises instead of being recorded.
+        skipped: The first ``limits.problems`` problems.
+        problems: How many problems there were in all.
+        truncated: The last line was cut off mid-write.
+        line: The line being read (problems found in a value are reported here).
+        digest: SHA-256 of the whole file, once it has been read to the end.
+    """
 
     path: Path
     strict: bool = False
     skipped: list[TranscriptError] = field(default_factory=list)
+    problems: int = 0
     truncated: bool = False
+    line: int = 1
+    digest: str | None = None
+    limits: Limits = field(default_factory=Limits)
+    # the step builder of the session being read: rows it built before a problem stopped
+    # the import (strict) are still handed on
+    builder: Any = None
 
     def problem(self, line: int, message: str) -> None:
         """Record (or, with strict, raise) a problem at a line."""
-        err = TranscriptError(self.path, line, message)
+        err = TranscriptError(self.path, max(1, line), message)
         if self.strict:
             raise err
-        self.skipped.append(err)
+        self.problems += 1
+        if len(self.skipped) < self.limits.problems:
+            self.skipped.append(err)
 
-
-def iter_json_lines(ctx: ImportContext) -> Iterator[tuple[int, dict[str, Any]]]:
-    """(line number, object) for every JSON-object line; blank lines are skipped."""
-    with ctx.path.open("rb") as f:
-        pending: tuple[int, bytes] | None = None
-        for lineno, raw in enumerate(f, 1):
-            if pending is not None:
-                yield from _decode(ctx, *pending, last=False)
-            pending = (lineno, raw)
-        if pending is not None:
-            yield from _decode(ctx, *pending, last=True)
-
-
-def _decode(
-    ctx: ImportContext, lineno: int, raw: bytes, *, last: bool
-) -> Iterator[tuple[int, dict[str, Any]]]:
-    if not raw.strip():
-        return
-    try:
-        obj = orjson.loads(raw)
-    except orjson.JSONDecodeError as exc:
-        if last and not raw.endswith(b"\n"):
-            # killed mid-write: keep what came before, mark the transcript incomplete
-            ctx.truncated = True
-            ctx.skipped.append(
-                TranscriptError(ctx.path, lineno, "truncated last line (run killed mid-write?)")
-            )
-            return
-        ctx.problem(lineno, f"not valid JSON: {exc}")
-        return
-    if not isinstance(obj, dict):
-        ctx.problem(lineno, f"expected a JSON object, found {type(obj).__name__}")
-        return
-    yield lineno, obj
-
-
-def guarded(
-    ctx: ImportContext, lineno: int, fmt: str, handler: Callable[[], Iterator[Step]]
-) -> Iterator[Step]:
-    """Run one line's handler; a shape it cannot read becomes a TranscriptError at that line."""
-    try:
-        yield from handler()
-    except TranscriptError:
-        raise
-    except (KeyError, TypeError, ValueError, AttributeError, IndexError, ValidationError) as exc:
-        what = f"missing field {exc}" if isinstance(exc, KeyError) else str(exc).splitlines()[0]
-        ctx.problem(lineno, f"{fmt}: unexpected event shape: {what}")
-
-
-def parse_time(value: Any) -> datetime | None:
-    """An ISO-8601 or epoch timestamp as aware UTC (naive input is taken as UTC)."""
-    if value is None or value == "":
-        return None
-    if isinstance(value, int | float):
-        seconds = value / 1000 if value > 1e11 else value
-        return datetime.fromtimestamp(seconds, UTC)
-    if not isinstance(value, str):
-        raise ValueError(f"timestamp {value!r} is not text or a number")
-    dt = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    return dt if dt.tzinfo else dt.replace(tzinfo=UTC)
-
-
-def text_of(content: Any) -> str:
-    """Text of a string, or of a list of content blocks (``{"type": "text", "text": …}``)."""
-    if content is None:
-        return ""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        parts = []
-        for block in content:
-            if isinstance(block, str):
-                parts.append(block)
-            elif isinstance(block, dict):
-                parts.append(str(block.get("text") or block.get("content") or ""))
-        return "\n".join(p for p in parts if p)
-    if isinstance(content, dict):
-        return str(content.get("text") or content.get("content") or "")
-    return str(content)
-
-
-class StepBuilder:
-    """Gives steps contiguous indices and remembers tool-call ids, so results get their tool."""
-
-    def __init__(self) -> None:
-        self.count = 0
-        self.tool_names: dict[str, str] = {}
-        self.open_calls: set[str] = set()
-
-    def make(self, role: Role, kind: StepKind, **fields: Any) -> Step:
-        """A Step with the next index."""
-        if kind == StepKind.TOOL_CALL and fields.get("tool_call_id"):
-            self.tool_names[fields["tool_call_id"]] = fields.get("tool_name") or ""
-            self.open_calls.add(fields["tool_call_id"])
-        if kind == StepKind.TOOL_RESULT and fields.get("tool_call_id"):
-            # forget answered calls: memory stays bounded by the calls still open
-            fields.setdefault(
-                "tool_name", self.tool_names.pop(fields["tool_call_id"], None) or None
-            )
-            self.open_calls.discard(fields["tool_call_id"])
-        step = Step(index=self.count, role=role, kind=kind, **fields)
-        self.count += 1
-        return step
+    def bad(self, message: str) -> None:
+        """Record a problem at the line being read."""
+        self.problem(self.line, message)

@@ -1,37 +1,75 @@
-"""Claude Code: ``--output-format stream-json --verbose`` output and session JSONL files.
+"""Claude Code: ``-p --output-format stream-json --verbose`` output and session JSONL files.
 
 Shapes followed (see ``fixtures/README.md`` in the tests for sources and versions):
-``system/init`` (session, model, version), ``assistant`` lines carrying one content block
-each and repeating ``message.id`` (grouped; usage counted once per message id),
-``user`` lines with the prompt echo or ``tool_result`` blocks (``tool_use_id``,
-``is_error``), ``system`` hook and ``compact_boundary`` events, and the final ``result``
-(cost, usage, turns, session id; an API failure can arrive as ``subtype: success`` with
-``is_error: true``). Session files carry the same messages with ``sessionId`` and a
-timestamp on every line.
+``system/init`` (session, model, CLI version), ``assistant`` lines carrying one content
+block each and repeating ``message.id`` (usage counted once per message id), ``user``
+lines with the prompt echo or ``tool_result`` blocks (``tool_use_id``, ``is_error``),
+``system`` hook and ``compact_boundary`` events, and the final ``result`` (cost, usage,
+``modelUsage`` per model, turns; an API failure can arrive as ``subtype: success`` with
+``is_error: true``). Session files carry the same messages with ``sessionId``,
+``parentUuid``/``uuid`` links and the CLI ``version`` on every line.
+
+Fidelity rules: steps follow the ``parentUuid`` chain and tool-call ids, not file order;
+a sub-agent's lines (``parent_tool_use_id``, or ``isSidechain`` + ``agentId``) carry its
+id; ``isMeta`` lines, compaction summaries, task notifications and command echoes are
+harness text; a new ``system/init`` (or a line after ``result``, or a new ``sessionId``)
+starts a new session.
 """
 
 from __future__ import annotations
 
-import json
 from collections import OrderedDict
 from collections.abc import Iterator
 from typing import Any
 
-from lhbench.ingest.base import (
-    ImportContext,
-    StepBuilder,
-    TranscriptInfo,
-    guarded,
-    iter_json_lines,
-    parse_time,
+from lhbench.errors import TranscriptError
+from lhbench.ingest.base import ImportContext, TranscriptInfo
+from lhbench.ingest.builder import (
+    ASSISTANT,
+    COMPACTION,
+    ERROR,
+    HARNESS,
+    HOOK,
+    MESSAGE,
+    THINKING,
+    USER,
+)
+from lhbench.ingest.lines import iter_json_lines
+from lhbench.ingest.roles import is_harness_text
+from lhbench.ingest.sessions import Item, SessionState, describe
+from lhbench.ingest.steps import steps_into
+from lhbench.ingest.usage import Tally, Tokens
+from lhbench.ingest.values import (
+    MAX_COUNT,
+    Clock,
+    as_cost,
+    as_count,
+    as_id,
+    as_text,
+    short,
     text_of,
 )
-from lhbench.schema import Role, RunStatus, Step, StepKind, Usage
+from lhbench.schema import RunStatus, Step
 
-__all__ = ["read_claude_code", "sniff_claude_code"]
+__all__ = ["claude_code_items", "read_claude_code", "sniff_claude_code"]
 
 FORMAT = "claude-code"
-_RECENT = 256
+_RECENT = 256  # message ids whose usage may still repeat (lines of one message are adjacent)
+_SEEN_UUIDS = 65536
+_HELD_LINES = 256
+_CALL_BLOCKS = ("tool_use", "server_tool_use", "mcp_tool_use")
+_USAGE_KEYS = (
+    "input_tokens",
+    "output_tokens",
+    "cache_read_input_tokens",
+    "cache_creation_input_tokens",
+)
+_USAGE_FIELDS = (
+    ("input", "input_tokens"),
+    ("output", "output_tokens"),
+    ("cache_read", "cache_read_input_tokens"),
+    ("cache_write", "cache_creation_input_tokens"),
+)
 
 
 def sniff_claude_code(objs: list[dict[str, Any]]) -> bool:
@@ -51,223 +89,452 @@ def sniff_claude_code(objs: list[dict[str, Any]]) -> bool:
     return False
 
 
-_RESULT_FIELDS = {
-    "input_tokens": "input_tokens",
-    "output_tokens": "output_tokens",
-    "cache_read_tokens": "cache_read_input_tokens",
-    "cache_write_tokens": "cache_creation_input_tokens",
-}
+def read_claude_code(ctx: ImportContext, info: TranscriptInfo) -> Iterator[Step]:
+    """Steps of a Claude Code transcript, its sessions merged; ``info`` is filled as it is read."""
+    return steps_into(info, claude_code_items(ctx))
 
 
-def _usage(u: dict[str, Any]) -> Usage:
-    return Usage(
-        input_tokens=int(u.get("input_tokens") or 0),
-        output_tokens=int(u.get("output_tokens") or 0),
-        cache_read_tokens=int(u.get("cache_read_input_tokens") or 0),
-        cache_write_tokens=int(u.get("cache_creation_input_tokens") or 0),
-        requests=1,
-    )
+def _tally(ctx: ImportContext, u: dict[str, Any], what: str) -> Tally:
+    """A message's usage (the common, well-formed case checked inline: it runs per line)."""
+    vals = []
+    for key in _USAGE_KEYS:
+        v = u.get(key)
+        if type(v) is int and 0 <= v <= MAX_COUNT:
+            vals.append(v)
+        else:
+            vals.append(0 if v is None else as_count(ctx, v, f"{what}.{key}"))
+    return Tally(vals[0], vals[1], vals[2], vals[3], requests=1)
 
 
-class _MessageUsage:
-    """Usage counted once per message id (it repeats on every line of a message).
+class _ParentOrder:
+    """Session-file lines in ``parentUuid`` order.
 
-    Lines of one message are adjacent, so only recent ids are remembered: memory stays
-    constant however long the transcript.
+    A line whose parent has not been seen yet waits (bounded) until it has, so a tool
+    result written before its call follows it.
     """
 
     def __init__(self) -> None:
-        self._recent: OrderedDict[str, Usage] = OrderedDict()
-        self._settled = Usage()
+        self.seen: OrderedDict[str, None] = OrderedDict()
+        self.waiting: dict[str, list[int]] = {}
+        self.pending: OrderedDict[int, tuple[str, int, dict[str, Any]]] = OrderedDict()
+        self.seq = 0
 
-    def see(self, message_id: str, usage: Usage) -> None:
-        self._recent[message_id] = usage
-        self._recent.move_to_end(message_id)
-        while len(self._recent) > _RECENT:
-            self._settled = self._settled + self._recent.popitem(last=False)[1]
+    def push(self, lineno: int, obj: dict[str, Any]) -> list[tuple[int, dict[str, Any]]]:
+        parent = obj.get("parentUuid")
+        out: list[tuple[int, dict[str, Any]]] = []
+        if type(parent) is not str or parent in self.seen:
+            self._release(lineno, obj, out)
+            return out
+        self.seq += 1
+        self.pending[self.seq] = (parent, lineno, obj)
+        self.waiting.setdefault(parent, []).append(self.seq)
+        if len(self.pending) > _HELD_LINES:  # its parent is long gone (or never was): let it go
+            seq, (p, ln, o) = self.pending.popitem(last=False)
+            self.waiting[p].remove(seq)
+            if not self.waiting[p]:
+                del self.waiting[p]
+            self._release(ln, o, out)
+        return out
 
-    def total(self) -> Usage:
-        out = self._settled
-        for u in self._recent.values():
-            out = out + u
+    def _release(
+        self, lineno: int, obj: dict[str, Any], out: list[tuple[int, dict[str, Any]]]
+    ) -> None:
+        stack = [(lineno, obj)]
+        while stack:
+            ln, o = stack.pop()
+            out.append((ln, o))
+            u = o.get("uuid")
+            if type(u) is not str:
+                continue
+            self.seen[u] = None
+            if len(self.seen) > _SEEN_UUIDS:
+                self.seen.popitem(last=False)
+            kids = self.waiting.pop(u, None)
+            if kids:
+                for seq in reversed(kids):
+                    _p, kln, ko = self.pending.pop(seq)
+                    stack.append((kln, ko))
+
+    def flush(self) -> list[tuple[int, dict[str, Any]]]:
+        out: list[tuple[int, dict[str, Any]]] = []
+        while self.pending:
+            _seq, (p, ln, o) = self.pending.popitem(last=False)
+            self.waiting[p].remove(_seq)
+            if not self.waiting[p]:
+                del self.waiting[p]
+            self._release(ln, o, out)
         return out
 
 
-def read_claude_code(ctx: ImportContext, info: TranscriptInfo) -> Iterator[Step]:
-    """Steps of a Claude Code transcript; ``info`` is filled as the file is read."""
-    b = StepBuilder()
-    usage = _MessageUsage()
-    saw_result = False
-    session_file = False
-    last_stop: str | None = None
-    for lineno, obj in iter_json_lines(ctx):
+class _Session(SessionState):
+    def __init__(self, ctx: ImportContext, clock: Clock) -> None:
+        super().__init__(ctx, clock, hold_results=True)
+        self.recent: OrderedDict[str, tuple[str | None, bool, Tally]] = OrderedDict()
+        self.main = Tally()
+        self.sub = Tally()
+        self.result_usage: dict[str, Any] | None = None
+        self.result_models: Tokens | None = None
+        self.saw_init = False
+        self.saw_result = False
+        self.session_file = False
+        self.last_stop: str | None = None
+        self._mid: Any = None  # the message id of the last assistant line, its usage, metadata
+        self._mid_usage: Any = None
+        self._mid_meta: dict[str, Any] | None = None
 
-        def handle(obj: dict[str, Any] = obj) -> Iterator[Step]:
-            nonlocal saw_result, session_file, last_stop
-            t = obj["type"]
-            session_file = session_file or "sessionId" in obj
-            ts = parse_time(obj.get("timestamp"))
-            if ts and info.started_at is None:
-                info.started_at = ts
-            if ts:
-                info.ended_at = ts
-            info.session_id = info.session_id or obj.get("session_id") or obj.get("sessionId")
-            if t == "system":
-                sub = obj.get("subtype")
-                if sub == "init":
-                    info.model = obj.get("model") or info.model
-                    info.harness_version = obj.get("claude_code_version") or info.harness_version
-                    info.metadata.update({"cwd": obj.get("cwd"), "tools": obj.get("tools", [])})
-                elif sub in ("hook_started", "hook_response"):
-                    yield b.make(
-                        Role.HARNESS,
-                        StepKind.HOOK,
-                        content=str(obj.get("output") or obj.get("hook_name") or ""),
-                        tool_name=obj.get("hook_event") or obj.get("hook_name"),
-                        exit_code=obj.get("exit_code"),
-                        is_error=obj.get("outcome") in ("error", "blocked"),
-                        timestamp=ts,
-                        metadata={"subtype": sub},
-                    )
-                elif sub == "compact_boundary":
-                    meta = obj.get("compact_metadata") or obj.get("compactMetadata") or {}
-                    yield b.make(
-                        Role.HARNESS,
-                        StepKind.COMPACTION,
-                        content="context compacted",
-                        timestamp=ts,
-                        metadata=dict(meta),
-                    )
-            elif t == "assistant":
-                msg = obj["message"]
-                if not isinstance(msg, dict):
-                    raise TypeError("assistant.message is not an object")
-                mid = msg.get("id")
-                if mid and isinstance(msg.get("usage"), dict):
-                    usage.see(mid, _usage(msg["usage"]))
-                info.model = info.model or msg.get("model")
-                last_stop = msg.get("stop_reason") or last_stop
-                for block in msg.get("content") or []:
-                    kind = block["type"]
-                    meta = {"message_id": mid} if mid else {}
-                    if kind == "text":
-                        yield b.make(
-                            Role.ASSISTANT,
-                            StepKind.MESSAGE,
-                            content=block["text"],
-                            timestamp=ts,
-                            metadata=meta,
-                        )
-                    elif kind in ("thinking", "redacted_thinking"):
-                        yield b.make(
-                            Role.ASSISTANT,
-                            StepKind.THINKING,
-                            content=block.get("thinking", ""),
-                            timestamp=ts,
-                            metadata=meta,
-                        )
-                    elif kind in ("tool_use", "server_tool_use"):
-                        inp = block.get("input")
-                        yield b.make(
-                            Role.ASSISTANT,
-                            StepKind.TOOL_CALL,
-                            tool_name=block["name"],
-                            tool_call_id=block["id"],
-                            tool_input=inp if isinstance(inp, dict) else {"input": inp},
-                            timestamp=ts,
-                            metadata=meta,
-                        )
-                if obj.get("error"):
-                    yield b.make(
-                        Role.ASSISTANT,
-                        StepKind.ERROR,
-                        content=str(obj["error"]),
-                        is_error=True,
-                        timestamp=ts,
-                    )
-            elif t == "user":
-                msg = obj["message"]
-                content = msg["content"]
-                if isinstance(content, str):
-                    info.task_text = info.task_text or content
-                    yield b.make(Role.USER, StepKind.MESSAGE, content=content, timestamp=ts)
-                    return
-                for block in content:
-                    if block.get("type") == "tool_result":
-                        yield b.make(
-                            Role.TOOL,
-                            StepKind.TOOL_RESULT,
-                            tool_call_id=block["tool_use_id"],
-                            tool_output=text_of(block.get("content")),
-                            is_error=bool(block.get("is_error")),
-                            timestamp=ts,
-                        )
-                    elif block.get("type") == "text":
-                        info.task_text = info.task_text or block["text"]
-                        yield b.make(
-                            Role.USER, StepKind.MESSAGE, content=block["text"], timestamp=ts
-                        )
-            elif t == "result":
-                saw_result = True
-                if obj.get("total_cost_usd") is not None:
-                    info.cost_usd = float(obj["total_cost_usd"])
-                info.metadata.update(
-                    {
-                        k: obj[k]
-                        for k in (
-                            "num_turns",
-                            "duration_ms",
-                            "duration_api_ms",
-                            "subtype",
-                            "terminal_reason",
-                            "api_error_status",
-                        )
-                        if k in obj
-                    }
-                )
-                failed = bool(obj.get("is_error")) or str(obj.get("subtype", "")).startswith(
-                    "error"
-                )
-                if failed:
-                    detail = obj.get("errors") or obj.get("result") or obj.get("subtype")
-                    info.error = detail if isinstance(detail, str) else json.dumps(detail)
-                    yield b.make(
-                        Role.HARNESS,
-                        StepKind.ERROR,
-                        content=info.error,
-                        is_error=True,
-                        timestamp=ts,
-                    )
-                sub = str(obj.get("subtype", ""))
-                info.status = (
-                    RunStatus.LIMIT_EXCEEDED
-                    if sub in ("error_max_turns", "error_max_budget_usd")
-                    else RunStatus.FAILED
-                    if failed
-                    else RunStatus.COMPLETED
-                )
-                if isinstance(obj.get("usage"), dict):
-                    info.metadata["result_usage"] = obj["usage"]
+    # --- lines -------------------------------------------------------------------------
 
-        yield from guarded(ctx, lineno, FORMAT, handle)
-    info.usage = usage.total().model_copy(update={"cost_usd": info.cost_usd})
-    if isinstance(final := info.metadata.get("result_usage"), dict):
-        # stream-json assistant lines carry the usage of message_start (output tokens not yet
-        # counted); the result line's totals are the session's own count, field by field
-        summed = info.usage.model_dump()
-        info.usage = Usage(
-            **{
-                k: int(final[src]) if isinstance(final.get(src), int) else summed[k]
-                for k, src in _RESULT_FIELDS.items()
-            },
-            reasoning_tokens=info.usage.reasoning_tokens,
-            requests=info.usage.requests,
-            cost_usd=info.cost_usd,
+    def line(self, obj: dict[str, Any]) -> None:
+        ctx, info = self.ctx, self.info
+        t = obj.get("type")
+        ts = self.time(obj.get("timestamp"))
+        if info.session_id is None:
+            sid = obj.get("session_id") or obj.get("sessionId")
+            if sid is not None:
+                info.session_id = as_id(ctx, sid, "session id")
+        if "sessionId" in obj:
+            self.session_file = True
+            version = obj.get("version")
+            if type(version) is str and version:
+                info.harness_version = version[:100]
+        parent = obj.get("parent_tool_use_id")
+        if parent is not None:
+            agent = as_id(ctx, parent, "parent_tool_use_id")
+        elif obj.get("isSidechain") is True:
+            agent = as_id(ctx, obj.get("agentId"), "agentId") or "sidechain"
+        else:
+            agent = None
+        if t == "assistant":
+            self.assistant(obj, ts, agent)
+        elif t == "user":
+            self.user(obj, ts, agent)
+        elif t == "system":
+            self.system(obj, ts, agent)
+        elif t == "result":
+            self.result(obj, ts)
+
+    def assistant(self, obj: dict[str, Any], ts: Any, agent: str | None) -> None:
+        ctx, b = self.ctx, self.b
+        msg = obj["message"]
+        if type(msg) is not dict:
+            raise TypeError(f"message is {short(msg)}, not an object")
+        mid = msg.get("id")
+        model = msg.get("model")
+        if type(model) is not str:
+            model = None
+        u = msg.get("usage")
+        if mid != self._mid or u != self._mid_usage:
+            # a message's lines repeat its id and usage: read them once
+            if type(mid) is str and type(u) is dict:
+                self._usage(mid, model, agent is not None, _tally(ctx, u, "message.usage"))
+            self._mid, self._mid_usage = mid, u
+            self._mid_meta = {"message_id": mid} if type(mid) is str else None
+        meta = self._mid_meta
+        if agent is None:
+            if model and not self.info.model:
+                self.info.model = model[:200]
+            stop = msg.get("stop_reason")
+            if stop is not None:
+                self.last_stop = stop if type(stop) is str else None
+        content = msg.get("content")
+        if type(content) is str:
+            b.step(ASSISTANT, MESSAGE, content, ts=ts, meta=meta, agent=agent)
+            content = ()
+        elif type(content) is not list:
+            if content is not None:
+                raise TypeError(f"message.content is {short(content)}, not a list")
+            content = ()
+        for block in content:
+            if type(block) is not dict:
+                continue
+            kind = block.get("type")
+            if kind == "text":
+                b.step(
+                    ASSISTANT, MESSAGE, as_text(block.get("text")), ts=ts, meta=meta, agent=agent
+                )
+            elif kind in _CALL_BLOCKS:
+                b.call(
+                    block.get("name"),
+                    block.get("id"),
+                    block.get("input"),
+                    ts=ts,
+                    meta=meta,
+                    agent=agent,
+                )
+            elif kind in ("thinking", "redacted_thinking"):
+                b.step(
+                    ASSISTANT,
+                    THINKING,
+                    as_text(block.get("thinking")),
+                    ts=ts,
+                    meta=meta,
+                    agent=agent,
+                )
+            elif type(kind) is str and kind.endswith("_tool_result"):
+                b.result(
+                    block.get("tool_use_id"),
+                    text_of(block.get("content")),
+                    is_error=block.get("is_error") is True,
+                    ts=ts,
+                    agent=agent,
+                )
+        if obj.get("error"):
+            b.step(HARNESS, ERROR, as_text(obj["error"]), ts=ts, is_error=True, agent=agent)
+
+    def _usage(self, mid: str, model: str | None, sub: bool, t: Tally) -> None:
+        # usage repeats on every line of a message: keep the latest, count it once
+        self.recent[mid] = (model, sub, t)
+        self.recent.move_to_end(mid)
+        if len(self.recent) > _RECENT:
+            self._settle(*self.recent.popitem(last=False)[1])
+
+    def _settle(self, model: str | None, sub: bool, t: Tally) -> None:
+        (self.sub if sub else self.main).add(t)
+        self.tokens.add_model(model, t)
+
+    def user(self, obj: dict[str, Any], ts: Any, agent: str | None) -> None:
+        b = self.b
+        msg = obj["message"]
+        if type(msg) is not dict:
+            raise TypeError(f"message is {short(msg)}, not an object")
+        content = msg.get("content")
+        injected = bool(obj.get("isMeta") or obj.get("isCompactSummary"))
+        if type(content) is str:
+            self._user_text(content, injected, ts, agent)
+            return
+        if type(content) is not list:
+            raise TypeError(f"message.content is {short(content)}, not text or a list")
+        results = len(content) > 1 and any(
+            type(x) is dict and x.get("type") == "tool_result" for x in content
         )
-    if session_file and not saw_result and last_stop == "end_turn" and not b.open_calls:
-        # session files have no result line: a final end_turn with no call left open is the end
-        info.status = RunStatus.COMPLETED
-    elif not saw_result:
-        info.status = RunStatus.INCOMPLETE
+        for block in content:
+            if type(block) is not dict:
+                continue
+            kind = block.get("type")
+            if kind == "tool_result":
+                b.result(
+                    block.get("tool_use_id"),
+                    text_of(block.get("content")),
+                    is_error=block.get("is_error") is True,
+                    ts=ts,
+                    agent=agent,
+                )
+            elif kind == "text":
+                # text beside tool results is what the harness added to them (hook feedback)
+                self._user_text(as_text(block.get("text")), injected or results, ts, agent)
+            elif kind == "image":
+                self._user_text("[image]", injected or results, ts, agent)
+
+    def _user_text(self, text: str, injected: bool, ts: Any, agent: str | None) -> None:
+        if injected or is_harness_text(text):
+            self.b.step(HARNESS, MESSAGE, text, ts=ts, agent=agent)
+            return
+        if agent is None and self.info.task_text is None:
+            self.info.task_text = text
+        self.b.step(USER, MESSAGE, text, ts=ts, agent=agent)
+
+    def system(self, obj: dict[str, Any], ts: Any, agent: str | None) -> None:
+        ctx, info = self.ctx, self.info
+        sub = obj.get("subtype")
+        if sub == "init":
+            self.saw_init = True
+            model = obj.get("model")
+            if type(model) is str and model:
+                info.model = model[:200]
+            version = obj.get("claude_code_version")
+            if type(version) is str and version:
+                info.harness_version = version[:100]
+            tools = obj.get("tools")
+            info.metadata["cwd"] = as_text(obj.get("cwd")) or None
+            info.metadata["tools"] = (
+                [x for x in tools if type(x) is str] if type(tools) is list else []
+            )
+        elif sub in ("hook_started", "hook_response"):
+            outcome = obj.get("outcome")
+            self.b.step(
+                HARNESS,
+                HOOK,
+                as_text(obj.get("output") or obj.get("hook_name") or ""),
+                tool_name=as_id(ctx, obj.get("hook_event") or obj.get("hook_name"), "hook name"),
+                exit_code=obj.get("exit_code"),
+                is_error=outcome in ("error", "blocked"),
+                ts=ts,
+                meta={"subtype": sub},
+                agent=agent,
+            )
+        elif sub == "compact_boundary":
+            meta = obj.get("compact_metadata") or obj.get("compactMetadata")
+            self.b.step(
+                HARNESS,
+                COMPACTION,
+                "context compacted",
+                ts=ts,
+                meta=meta if type(meta) is dict else None,
+                agent=agent,
+            )
+
+    def result(self, obj: dict[str, Any], ts: Any) -> None:
+        ctx, info = self.ctx, self.info
+        self.saw_result = True
+        cost = as_cost(ctx, obj.get("total_cost_usd"), "total_cost_usd")
+        if cost is not None:
+            info.cost_usd = (info.cost_usd or 0.0) + cost
+        for k in ("num_turns", "duration_ms", "duration_api_ms", "subtype", "terminal_reason"):
+            v = obj.get(k)
+            if type(v) is str or (type(v) is int and 0 <= v < 2**53):
+                info.metadata[k] = v
+        status = obj.get("api_error_status")
+        if type(status) is int and 0 <= status < 1000:
+            info.metadata["api_error_status"] = status
+        sub = obj.get("subtype")
+        sub = sub if type(sub) is str else ""
+        failed = obj.get("is_error") is True or sub.startswith("error")
+        if failed:
+            errors = obj.get("errors")
+            if type(errors) is list and errors:
+                detail = "; ".join(as_text(e) for e in errors[:20])
+            else:
+                detail = as_text(obj.get("result")) or sub or "error"
+            info.error = detail
+            self.b.step(HARNESS, ERROR, detail, ts=ts, is_error=True)
+        else:
+            info.error = None
+        info.status = (
+            RunStatus.LIMIT_EXCEEDED
+            if sub in ("error_max_turns", "error_max_budget_usd")
+            else RunStatus.FAILED
+            if failed
+            else RunStatus.COMPLETED
+        )
+        u = obj.get("usage")
+        if type(u) is dict:
+            self.result_usage = u
+        models = obj.get("modelUsage")
+        if type(models) is dict and models:
+            self.result_models = self.result_models or Tokens()
+            for name, m in models.items():
+                if type(m) is not dict:
+                    ctx.bad(f"modelUsage.{short(name, 40)} is not an object")
+                    continue
+                what = f"modelUsage.{short(name, 40)}"
+                self.result_models.add(
+                    name[:200],
+                    Tally(
+                        as_count(ctx, m.get("inputTokens"), f"{what}.inputTokens"),
+                        as_count(ctx, m.get("outputTokens"), f"{what}.outputTokens"),
+                        as_count(
+                            ctx, m.get("cacheReadInputTokens"), f"{what}.cacheReadInputTokens"
+                        ),
+                        as_count(
+                            ctx,
+                            m.get("cacheCreationInputTokens"),
+                            f"{what}.cacheCreationInputTokens",
+                        ),
+                        cost=as_cost(ctx, m.get("costUSD"), f"{what}.costUSD"),
+                    ),
+                )
+
+    # --- the end -------------------------------------------------------------------------
+
+    def finish(self) -> Item:
+        ctx, info = self.ctx, self.info
+        for model, sub, t in self.recent.values():
+            self._settle(model, sub, t)
+        self.recent.clear()
+        requests = self.main.requests + self.sub.requests
+        self.tokens.total = Tally()
+        self.tokens.total.add(self.main)
+        self.tokens.total.add(self.sub)
+        if self.result_models is not None:
+            # modelUsage covers every model the session used, sub-agents included
+            self.tokens = self.result_models
+            if self.tokens.total.requests == 0:
+                self.tokens.total.requests = requests
+        elif self.result_usage is not None:
+            # stream-json lines carry each message's usage at its start (output not yet
+            # counted); the result's totals are the main thread's own count, field by field
+            main = self.main
+            for attr, key in _USAGE_FIELDS:
+                if key in self.result_usage:
+                    setattr(main, attr, as_count(ctx, self.result_usage[key], f"usage.{key}"))
+            total = Tally()
+            total.add(main)
+            total.add(self.sub)
+            self.tokens.total = total
+        if self.session_file and not self.saw_result:
+            # session files have no result line: a final end_turn with no call left open
+            done = self.last_stop == "end_turn" and self.b.open_calls == 0
+            info.status = RunStatus.COMPLETED if done else RunStatus.INCOMPLETE
+        elif not self.saw_result:
+            info.status = RunStatus.INCOMPLETE
+        return self.end()
+
+
+def claude_code_items(ctx: ImportContext) -> Iterator[Item]:
+    """Rows and session ends of a Claude Code transcript."""
+    clock = Clock()
+    s = _Session(ctx, clock)
+    order = _ParentOrder()
+    for lineno, obj in iter_json_lines(ctx):
+        if (s.saw_result or s.session_file or obj.get("type") == "system") and _new_session(s, obj):
+            yield from _close(s, order)
+            s = _Session(ctx, clock)
+        if "parentUuid" in obj:
+            for ln, o in order.push(lineno, obj):
+                _handle(s, ln, o)
+        else:
+            try:
+                s.line(obj)
+            except TranscriptError:
+                raise
+            except Exception as exc:  # an unexpected shape is this line's problem, never a crash
+                ctx.problem(lineno, f"{FORMAT}: unexpected event shape: {describe(exc)}")
+        if len(s.b.out) >= 512:
+            yield s.b.take()
+    for ln, o in order.flush():
+        _handle(s, ln, o)
     if ctx.truncated:
-        info.status = RunStatus.INCOMPLETE
+        s.saw_result = False  # the file was cut off: whatever it said, this session stopped
+        s.session_file = False
+    yield s.b.take()
+    yield s.finish()
+
+
+def _new_session(s: _Session, obj: dict[str, Any]) -> bool:
+    """Whether this line starts another session appended to the file."""
+    t = obj.get("type")
+    if t == "system":
+        sub = obj.get("subtype")
+        if sub == "init":
+            return s.saw_init or s.saw_result
+        starts = (
+            sub in ("hook_started", "hook_response") and obj.get("hook_event") == "SessionStart"
+        )
+        return starts and (s.saw_result or s.saw_init)
+    if s.saw_result and t in ("assistant", "user"):
+        return True
+    sid = obj.get("sessionId")
+    return (
+        sid is not None
+        and s.session_file
+        and s.info.session_id is not None
+        and (sid != s.info.session_id)
+    )
+
+
+def _close(s: _Session, order: _ParentOrder) -> Iterator[Item]:
+    for ln, o in order.flush():
+        _handle(s, ln, o)
+    yield s.b.take()
+    yield s.finish()
+
+
+def _handle(s: _Session, lineno: int, obj: dict[str, Any]) -> None:
+    ctx = s.ctx
+    ctx.line = lineno
+    try:
+        s.line(obj)
+    except TranscriptError:
+        raise
+    except Exception as exc:  # an unexpected shape is this line's problem, never a crash
+        ctx.problem(lineno, f"{FORMAT}: unexpected event shape: {describe(exc)}")

@@ -3,36 +3,55 @@
 ``--json`` (``ThreadEvent``): ``thread.started``, ``turn.started``, ``turn.completed``
 (usage), ``turn.failed``, ``item.started|updated|completed`` with items
 ``agent_message``, ``reasoning``, ``command_execution`` (command, aggregated output, exit
-code, status), ``file_change``, ``mcp_tool_call``, ``web_search``, ``todo_list``,
-``error``; and fatal ``error``. The stream carries no timestamps, cost or model.
+code, status), ``file_change``, ``mcp_tool_call``, ``collab_tool_call``, ``web_search``,
+``todo_list``, ``error`` (a non-fatal notice: Codex emits its warnings this way); and a
+fatal top-level ``error``. The stream carries no timestamps, cost or model.
 
 Rollout files (``$CODEX_HOME/sessions/…/rollout-*.jsonl``): ``{timestamp, type, payload}``
-lines: ``session_meta``, ``turn_context`` (model), ``response_item`` (message, reasoning,
-function_call / function_call_output, custom_tool_call / _output), ``event_msg``
-(token_count), ``compacted``.
+lines: ``session_meta`` (id, CLI version), ``turn_context`` (model), ``response_item``
+(message, reasoning, function_call / function_call_output, custom_tool_call / _output),
+``event_msg`` (token_count, error, warning), ``compacted``.
+
+Tool outputs come as JSON text with ``metadata.exit_code``, as text opening with
+``Exit code: N`` or carrying ``Process exited with code N``, or as a list of
+``input_text`` parts (joined). Codex counts cached tokens inside its input count: they
+are taken out (see docs/transcripts.md).
 """
 
 from __future__ import annotations
 
-import json
+import re
 from collections.abc import Iterator
 from typing import Any
 
-from lhbench.ingest.base import (
-    ImportContext,
-    StepBuilder,
-    TranscriptInfo,
-    guarded,
-    iter_json_lines,
-    parse_time,
-    text_of,
-)
-from lhbench.schema import Role, RunStatus, Step, StepKind, Usage
+import orjson
 
-__all__ = ["read_codex", "sniff_codex"]
+from lhbench.errors import TranscriptError
+from lhbench.ingest.base import ImportContext, TranscriptInfo
+from lhbench.ingest.builder import (
+    ASSISTANT,
+    COMPACTION,
+    ERROR,
+    HARNESS,
+    MESSAGE,
+    SYSTEM,
+    THINKING,
+    USER,
+)
+from lhbench.ingest.lines import iter_json_lines
+from lhbench.ingest.roles import is_harness_text
+from lhbench.ingest.sessions import Item, SessionState, describe
+from lhbench.ingest.steps import steps_into
+from lhbench.ingest.usage import Tally
+from lhbench.ingest.values import Clock, as_count, as_id, as_text, short, text_of
+from lhbench.schema import RunStatus, Step
+
+__all__ = ["codex_items", "exit_code_in", "read_codex", "sniff_codex"]
 
 FORMAT = "codex"
 _ROLLOUT_TYPES = {"session_meta", "turn_context", "response_item", "event_msg", "compacted"}
+_EXIT = re.compile(r"^(?:Exit code:|Process exited with code) (-?\d{1,10})\s*$", re.MULTILINE)
+_HEAD = 600  # the exit line sits in the output's header
 
 
 def sniff_codex(objs: list[dict[str, Any]]) -> bool:
@@ -46,241 +65,328 @@ def sniff_codex(objs: list[dict[str, Any]]) -> bool:
     return False
 
 
-def _item_steps(b: StepBuilder, item: dict[str, Any]) -> Iterator[Step]:
-    kind = item["type"]
-    iid = str(item.get("id", ""))
-    if kind == "agent_message":
-        yield b.make(Role.ASSISTANT, StepKind.MESSAGE, content=item.get("text", ""))
-    elif kind in ("reasoning", "plan"):
-        yield b.make(
-            Role.ASSISTANT, StepKind.THINKING, content=item.get("text", ""), metadata={"item": kind}
-        )
-    elif kind == "command_execution":
-        status = item.get("status")
-        code = item.get("exit_code")
-        yield b.make(
-            Role.ASSISTANT,
-            StepKind.TOOL_CALL,
-            tool_name="shell",
-            tool_call_id=iid,
-            tool_input={"command": item["command"]},
-        )
-        yield b.make(
-            Role.TOOL,
-            StepKind.TOOL_RESULT,
-            tool_call_id=iid,
-            tool_output=item.get("aggregated_output", ""),
-            exit_code=code,
-            is_error=status in ("failed", "declined") or (code is not None and code != 0),
-            metadata={"status": status},
-        )
-    elif kind == "file_change":
-        changes = item.get("changes") or []
-        yield b.make(
-            Role.ASSISTANT,
-            StepKind.TOOL_CALL,
-            tool_name="apply_patch",
-            tool_call_id=iid,
-            tool_input={"changes": changes},
-        )
-        summary = "\n".join(f"{c.get('kind')} {c.get('path')}" for c in changes)
-        yield b.make(
-            Role.TOOL,
-            StepKind.TOOL_RESULT,
-            tool_call_id=iid,
-            tool_output=summary,
-            is_error=item.get("status") == "failed",
-        )
-    elif kind == "mcp_tool_call":
-        name = f"mcp__{item['server']}__{item['tool']}"
-        args = item.get("arguments")
-        if isinstance(args, str):
-            args = json.loads(args) if args.strip().startswith("{") else {"arguments": args}
-        yield b.make(
-            Role.ASSISTANT,
-            StepKind.TOOL_CALL,
-            tool_name=name,
-            tool_call_id=iid,
-            tool_input=args or {},
-        )
-        error = item.get("error")
-        result = item.get("result") or {}
-        output = (error or {}).get("message") if error else text_of(result.get("content"))
-        yield b.make(
-            Role.TOOL,
-            StepKind.TOOL_RESULT,
-            tool_call_id=iid,
-            tool_output=output or "",
-            is_error=bool(error) or item.get("status") == "failed",
-        )
-    elif kind == "web_search":
-        yield b.make(
-            Role.ASSISTANT,
-            StepKind.TOOL_CALL,
-            tool_name="web_search",
-            tool_call_id=iid,
-            tool_input={"query": item.get("query")},
-        )
-        yield b.make(
-            Role.TOOL,
-            StepKind.TOOL_RESULT,
-            tool_call_id=iid,
-            tool_output=json.dumps(item.get("action") or {}),
-        )
-    elif kind == "todo_list":
-        todo = "\n".join(
-            f"[{'x' if t.get('completed') else ' '}] {t.get('text')}" for t in item.get("items", [])
-        )
-        yield b.make(
-            Role.ASSISTANT, StepKind.THINKING, content=todo, metadata={"item": "todo_list"}
-        )
-    elif kind == "error":
-        yield b.make(Role.HARNESS, StepKind.ERROR, content=item.get("message", ""), is_error=True)
-    else:
-        yield b.make(
-            Role.HARNESS, StepKind.MESSAGE, content=json.dumps(item), metadata={"item": kind}
-        )
+def read_codex(ctx: ImportContext, info: TranscriptInfo) -> Iterator[Step]:
+    """Steps of a Codex ``exec --json`` stream or rollout file, its sessions merged."""
+    return steps_into(info, codex_items(ctx))
 
 
-def _rollout_steps(
-    b: StepBuilder, info: TranscriptInfo, t: str, p: dict[str, Any], ts: Any
-) -> Iterator[Step]:
-    if t == "session_meta":
-        info.session_id = p.get("id") or info.session_id
-        info.harness_version = p.get("cli_version") or info.harness_version
-        info.metadata.update({k: p[k] for k in ("cwd", "originator", "model_provider") if k in p})
-    elif t == "turn_context":
-        info.model = p.get("model") or info.model
-    elif t == "compacted":
-        yield b.make(
-            Role.HARNESS,
-            StepKind.COMPACTION,
-            content=str(p.get("message", "context compacted")),
-            timestamp=ts,
-        )
-    elif t == "event_msg" and p.get("type") == "token_count":
-        total = ((p.get("info") or {}).get("total_token_usage")) or {}
-        if total:
-            info.usage = Usage(
-                input_tokens=int(total.get("input_tokens") or 0),
-                output_tokens=int(total.get("output_tokens") or 0),
-                cache_read_tokens=int(total.get("cached_input_tokens") or 0),
-                reasoning_tokens=int(total.get("reasoning_output_tokens") or 0),
+def exit_code_in(text: str) -> int | None:
+    """The exit code a Codex tool output states in its header, if any."""
+    m = _EXIT.search(text[:_HEAD])
+    if m is None:
+        return None
+    code = int(m.group(1))
+    return code if -(2**31) <= code < 2**31 else None
+
+
+def _output(raw: Any) -> tuple[str, int | None]:
+    """(text, exit code) of a function-call output in any of Codex's shapes."""
+    if type(raw) is str:
+        if raw.startswith("{"):
+            try:
+                doc = orjson.loads(raw)
+            except orjson.JSONDecodeError:
+                doc = None
+            if type(doc) is dict and "output" in doc:
+                meta = doc.get("metadata")
+                code = meta.get("exit_code") if type(meta) is dict else None
+                text = as_text(doc.get("output"))
+                return text, code if type(code) is int else exit_code_in(text)
+        return raw, exit_code_in(raw)
+    if type(raw) is dict and "content" in raw and "output" not in raw:
+        raw = raw["content"]
+    if type(raw) is dict:
+        text = as_text(raw.get("output"))
+        meta = raw.get("metadata")
+        code = meta.get("exit_code") if type(meta) is dict else None
+        return text, code if type(code) is int else exit_code_in(text)
+    text = text_of(raw)  # a list of input_text / input_image parts
+    return text, exit_code_in(text)
+
+
+def _args(raw: Any) -> Any:
+    if type(raw) is str:
+        try:
+            parsed = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            return {"input": raw}
+        return parsed if type(parsed) is dict else {"input": parsed}
+    return raw
+
+
+class _Session(SessionState):
+    def __init__(self, ctx: ImportContext, clock: Clock) -> None:
+        super().__init__(ctx, clock)
+        self.open_items: set[str] = set()
+        self.turn_ended = False
+        self.rollout = False
+        self.threads = 0
+        self.model: str | None = None
+        self.last_total: Tally | None = None
+        self.failed_last = False
+
+    # --- exec --json -------------------------------------------------------------------
+
+    def event(self, obj: dict[str, Any]) -> None:
+        ctx, info, b = self.ctx, self.info, self.b
+        t = obj.get("type")
+        if t == "thread.started":
+            self.threads += 1
+            info.session_id = as_id(ctx, obj.get("thread_id"), "thread_id")
+        elif t == "turn.started":
+            self.turn_ended = False
+        elif t == "turn.completed":
+            u = obj.get("usage")
+            u = u if type(u) is dict else {}
+            cached = as_count(ctx, u.get("cached_input_tokens"), "usage.cached_input_tokens")
+            total_in = as_count(ctx, u.get("input_tokens"), "usage.input_tokens")
+            self.tokens.add(
+                None,
+                Tally(
+                    max(0, total_in - cached),
+                    as_count(ctx, u.get("output_tokens"), "usage.output_tokens"),
+                    cached,
+                    reasoning=as_count(
+                        ctx, u.get("reasoning_output_tokens"), "usage.reasoning_output_tokens"
+                    ),
+                    requests=1,
+                ),
             )
-    elif t == "response_item":
-        pt = p["type"]
+            self.turn_ended = True
+            info.status, info.error = RunStatus.COMPLETED, None
+        elif t == "turn.failed":
+            err = obj.get("error")
+            msg = as_text(err.get("message") if type(err) is dict else err) or "turn failed"
+            info.error, info.status = msg, RunStatus.FAILED
+            self.turn_ended = True
+            b.step(HARNESS, ERROR, msg, is_error=True)
+        elif t == "error":
+            msg = as_text(obj.get("message")) or "error"
+            info.error = msg
+            b.step(HARNESS, ERROR, msg, is_error=True)
+        elif t in ("item.started", "item.updated"):
+            item = obj["item"]
+            if type(item) is not dict:
+                raise TypeError(f"item is {short(item)}, not an object")
+            iid = as_id(ctx, item.get("id"), "item.id")
+            if iid is not None and len(self.open_items) < 100_000:
+                self.open_items.add(iid)
+        elif t == "item.completed":
+            item = obj["item"]
+            if type(item) is not dict:
+                raise TypeError(f"item is {short(item)}, not an object")
+            self.open_items.discard(str(item.get("id")))
+            self.item(item)
+
+    def item(self, item: dict[str, Any]) -> None:
+        ctx, b = self.ctx, self.b
+        kind = item["type"]
+        iid = item.get("id")
+        status = item.get("status")
+        if kind == "agent_message":
+            b.step(ASSISTANT, MESSAGE, as_text(item.get("text")))
+        elif kind in ("reasoning", "plan"):
+            b.step(ASSISTANT, THINKING, as_text(item.get("text")), meta={"item": kind})
+        elif kind == "command_execution":
+            text = as_text(item.get("aggregated_output"))
+            code = item.get("exit_code")
+            if code is None:
+                code = exit_code_in(text)
+            b.call("shell", iid, {"command": item.get("command")})
+            failed = status in ("failed", "declined") or (
+                type(code) is int and not isinstance(code, bool) and code != 0
+            )
+            b.result(iid, text, exit_code=code, is_error=failed, meta={"status": status})
+        elif kind == "file_change":
+            changes = item.get("changes")
+            changes = changes if type(changes) is list else []
+            b.call("apply_patch", iid, {"changes": changes})
+            summary = "\n".join(
+                f"{c.get('kind')} {c.get('path')}" for c in changes if type(c) is dict
+            )
+            b.result(iid, summary, is_error=status == "failed")
+        elif kind == "mcp_tool_call":
+            name = f"mcp__{as_text(item.get('server'))}__{as_text(item.get('tool'))}"
+            args = _args(item.get("arguments"))
+            b.call(name, iid, args if args is not None else {})
+            error = item.get("error")
+            result = item.get("result")
+            if error:
+                output = as_text(error.get("message") if type(error) is dict else error)
+            else:
+                output = text_of(result.get("content")) if type(result) is dict else ""
+            b.result(iid, output, is_error=bool(error) or status == "failed")
+        elif kind == "collab_tool_call":
+            tool = as_text(item.get("tool")) or "collab"
+            b.call(
+                tool,
+                iid,
+                {"prompt": item.get("prompt"), "receivers": item.get("receiver_thread_ids")},
+            )
+            states = item.get("agents_states")
+            b.result(iid, text_of(states) if states else "", is_error=status == "failed")
+        elif kind == "web_search":
+            b.call("web_search", iid, {"query": item.get("query")})
+            b.result(iid, text_of(item.get("action")))
+        elif kind == "todo_list":
+            todo = item.get("items")
+            lines = [
+                f"[{'x' if t.get('completed') else ' '}] {as_text(t.get('text'))}"
+                for t in (todo if type(todo) is list else [])
+                if type(t) is dict
+            ]
+            b.step(ASSISTANT, THINKING, "\n".join(lines), meta={"item": "todo_list"})
+        elif kind == "error":
+            # a non-fatal notice (config warnings, model reroutes, compaction notes)
+            b.step(HARNESS, MESSAGE, as_text(item.get("message")), meta={"severity": "warning"})
+        else:
+            b.step(HARNESS, MESSAGE, text_of(item), meta={"item": as_id(ctx, kind, "item.type")})
+
+    # --- rollout files -----------------------------------------------------------------
+
+    def rollout_line(self, t: str, p: Any, ts: Any) -> None:
+        ctx, info, b = self.ctx, self.info, self.b
+        if type(p) is not dict:
+            raise TypeError(f"payload is {short(p)}, not an object")
+        if t == "session_meta":
+            info.session_id = as_id(ctx, p.get("id"), "session id") or info.session_id
+            version = p.get("cli_version")
+            if type(version) is str and version:
+                info.harness_version = version[:100]
+            for k in ("cwd", "originator", "model_provider"):
+                if type(p.get(k)) is str:
+                    info.metadata[k] = p[k]
+        elif t == "turn_context":
+            model = p.get("model")
+            if type(model) is str and model:
+                self.model = model[:200]
+                info.model = self.model
+        elif t == "compacted":
+            b.step(HARNESS, COMPACTION, as_text(p.get("message")) or "context compacted", ts=ts)
+        elif t == "event_msg":
+            self.event_msg(p, ts)
+        elif t == "response_item":
+            self.response_item(p, ts)
+
+    def event_msg(self, p: dict[str, Any], ts: Any) -> None:
+        ctx, info, b = self.ctx, self.info, self.b
+        kind = p.get("type")
+        if kind == "token_count":
+            info_ = p.get("info")
+            total = info_.get("total_token_usage") if type(info_) is dict else None
+            if type(total) is dict:
+                cached = as_count(ctx, total.get("cached_input_tokens"), "cached_input_tokens")
+                now = Tally(
+                    max(0, as_count(ctx, total.get("input_tokens"), "input_tokens") - cached),
+                    as_count(ctx, total.get("output_tokens"), "output_tokens"),
+                    cached,
+                    reasoning=as_count(
+                        ctx, total.get("reasoning_output_tokens"), "reasoning_output_tokens"
+                    ),
+                )
+                # the count is the session's running total: the model of the turn gets the rise
+                prev = self.last_total or Tally()
+                delta = Tally(
+                    max(0, now.input - prev.input),
+                    max(0, now.output - prev.output),
+                    max(0, now.cache_read - prev.cache_read),
+                    reasoning=max(0, now.reasoning - prev.reasoning),
+                )
+                self.tokens.add(self.model, delta)
+                self.last_total = now
+        elif kind == "error":
+            msg = as_text(p.get("message")) or "error"
+            info.error = msg
+            self.failed_last = True
+            b.step(HARNESS, ERROR, msg, is_error=True, ts=ts)
+        elif kind == "warning":
+            b.step(HARNESS, MESSAGE, as_text(p.get("message")), ts=ts, meta={"severity": "warning"})
+        elif kind in ("task_complete", "turn_complete"):
+            self.failed_last = False
+
+    def response_item(self, p: dict[str, Any], ts: Any) -> None:
+        info, b = self.info, self.b
+        pt = p.get("type")
         if pt == "message":
-            role = p["role"]
+            role = p.get("role")
             text = text_of(p.get("content"))
             if role == "assistant":
-                yield b.make(Role.ASSISTANT, StepKind.MESSAGE, content=text, timestamp=ts)
+                b.step(ASSISTANT, MESSAGE, text, ts=ts)
             elif role == "user":
-                info.task_text = info.task_text or text
-                yield b.make(Role.USER, StepKind.MESSAGE, content=text, timestamp=ts)
+                if is_harness_text(text):
+                    b.step(HARNESS, MESSAGE, text, ts=ts)
+                else:
+                    info.task_text = info.task_text or text
+                    b.step(USER, MESSAGE, text, ts=ts)
+                    self.failed_last = False
+            elif role == "developer":
+                b.step(HARNESS, MESSAGE, text, ts=ts)
             else:
-                yield b.make(Role.SYSTEM, StepKind.MESSAGE, content=text, timestamp=ts)
+                b.step(SYSTEM, MESSAGE, text, ts=ts)
         elif pt == "reasoning":
-            yield b.make(
-                Role.ASSISTANT, StepKind.THINKING, content=text_of(p.get("summary")), timestamp=ts
-            )
+            b.step(ASSISTANT, THINKING, text_of(p.get("summary")), ts=ts)
         elif pt in ("function_call", "custom_tool_call", "local_shell_call"):
-            raw = p.get("arguments", p.get("input"))
-            args: dict[str, Any]
-            if isinstance(raw, str):
-                try:
-                    parsed = json.loads(raw)
-                    args = parsed if isinstance(parsed, dict) else {"input": parsed}
-                except json.JSONDecodeError:
-                    args = {"input": raw}
-            else:
-                args = raw or {}
-            yield b.make(
-                Role.ASSISTANT,
-                StepKind.TOOL_CALL,
-                tool_name=p.get("name", pt),
-                tool_call_id=p["call_id"],
-                tool_input=args,
-                timestamp=ts,
-            )
-        elif pt in ("function_call_output", "custom_tool_call_output"):
-            out = p.get("output")
-            code = None
-            text = out if isinstance(out, str) else json.dumps(out)
-            if isinstance(out, str) and out.strip().startswith("{"):
-                try:
-                    doc = json.loads(out)
-                    text = str(doc.get("output", text))
-                    code = (doc.get("metadata") or {}).get("exit_code")
-                except json.JSONDecodeError:
-                    pass
-            yield b.make(
-                Role.TOOL,
-                StepKind.TOOL_RESULT,
-                tool_call_id=p["call_id"],
-                tool_output=text,
-                exit_code=code,
-                is_error=code is not None and code != 0,
-                timestamp=ts,
+            raw = p.get("arguments", p.get("input", p.get("action")))
+            b.call(p.get("name") or pt, p.get("call_id") or p.get("id"), _args(raw), ts=ts)
+        elif pt in ("function_call_output", "custom_tool_call_output", "local_shell_call_output"):
+            text, code = _output(p.get("output"))
+            failed = type(code) is int and code != 0
+            b.result(p.get("call_id"), text, exit_code=code, is_error=failed, ts=ts)
+        elif pt == "web_search_call":
+            b.call(
+                "web_search", p.get("id") or p.get("call_id"), {"action": p.get("action")}, ts=ts
             )
 
-
-def read_codex(ctx: ImportContext, info: TranscriptInfo) -> Iterator[Step]:
-    """Steps of a Codex ``exec --json`` stream or rollout file."""
-    b = StepBuilder()
-    total = Usage()
-    open_items: set[str] = set()
-    ended = False
-    rollout = False
-    for lineno, obj in iter_json_lines(ctx):
-
-        def handle(obj: dict[str, Any] = obj) -> Iterator[Step]:
-            nonlocal total, ended, rollout
-            t = obj["type"]
-            if t in _ROLLOUT_TYPES and "payload" in obj:
-                rollout = True
-                ts = parse_time(obj.get("timestamp"))
-                if ts:
-                    info.started_at = info.started_at or ts
-                    info.ended_at = ts
-                yield from _rollout_steps(b, info, t, obj["payload"], ts)
-                return
-            if t == "thread.started":
-                info.session_id = obj.get("thread_id")
-            elif t == "turn.started":
-                ended = False
-            elif t == "turn.completed":
-                u = obj.get("usage") or {}
-                total = total + Usage(
-                    input_tokens=int(u.get("input_tokens") or 0),
-                    output_tokens=int(u.get("output_tokens") or 0),
-                    cache_read_tokens=int(u.get("cached_input_tokens") or 0),
-                    reasoning_tokens=int(u.get("reasoning_output_tokens") or 0),
-                    requests=1,
-                )
-                ended = True
-                info.status = RunStatus.COMPLETED
-            elif t == "turn.failed":
-                msg = (obj.get("error") or {}).get("message", "turn failed")
-                info.error = msg
+    def finish(self) -> Item:
+        info = self.info
+        if self.rollout:
+            if self.failed_last:
                 info.status = RunStatus.FAILED
-                ended = True
-                yield b.make(Role.HARNESS, StepKind.ERROR, content=msg, is_error=True)
-            elif t == "error":
-                info.error = obj.get("message", "")
-                yield b.make(Role.HARNESS, StepKind.ERROR, content=info.error or "", is_error=True)
-            elif t in ("item.started", "item.updated"):
-                open_items.add(str(obj["item"]["id"]))
-            elif t == "item.completed":
-                item = obj["item"]
-                open_items.discard(str(item.get("id")))
-                yield from _item_steps(b, item)
-
-        yield from guarded(ctx, lineno, FORMAT, handle)
-    if rollout:
-        info.status = RunStatus.INCOMPLETE if b.open_calls else RunStatus.COMPLETED
-    else:
-        info.usage = total
-        if not ended or open_items:
+            else:
+                info.status = RunStatus.INCOMPLETE if self.b.open_calls else RunStatus.COMPLETED
+                info.error = None
+        elif not self.turn_ended or self.open_items:
             info.status = RunStatus.INCOMPLETE
-    if ctx.truncated:
-        info.status = RunStatus.INCOMPLETE
+        if self.ctx.truncated:
+            info.status = RunStatus.INCOMPLETE
+        return self.end()
+
+
+def codex_items(ctx: ImportContext) -> Iterator[Item]:
+    """Rows and session ends of a Codex transcript.
+
+    Each ``thread.started`` after the first, or a ``session_meta`` with a new id, starts
+    another session.
+    """
+    clock = Clock()
+    s = _Session(ctx, clock)
+    for lineno, obj in iter_json_lines(ctx):
+        t = obj.get("type")
+        try:
+            if t in _ROLLOUT_TYPES and "payload" in obj:
+                p = obj["payload"]
+                if (
+                    t == "session_meta"
+                    and type(p) is dict
+                    and s.info.session_id
+                    and p.get("id") != s.info.session_id
+                ):
+                    yield s.b.take()
+                    yield s.finish()
+                    s = _Session(ctx, clock)
+                s.rollout = True
+                s.rollout_line(t, p, s.time(obj.get("timestamp")))
+            else:
+                if t == "thread.started" and s.threads:
+                    yield s.b.take()
+                    yield s.finish()
+                    s = _Session(ctx, clock)
+                s.event(obj)
+        except TranscriptError:
+            raise
+        except Exception as exc:  # an unexpected shape is this line's problem, never a crash
+            ctx.problem(lineno, f"{FORMAT}: unexpected event shape: {describe(exc)}")
+        if len(s.b.out) >= 512:
+            yield s.b.take()
+    yield s.b.take()
+    yield s.finish()

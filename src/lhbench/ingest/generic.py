@@ -1,15 +1,16 @@
-"""The generic JSONL form any harness can write (documented in ``docs/generic-jsonl.md``).
+"""The generic JSONL form any harness can write (documented in ``docs/transcripts.md``).
 
 One JSON object per line:
 
 - optional first line ``{"type": "run", "session_id", "model", "harness_version",
-  "started_at", "metadata"}``;
+  "started_at", "metadata"}`` (a later ``run`` line starts another session);
 - step lines: the fields of ``lhbench.schema.Step`` without ``index`` (``role``, ``kind``,
   ``content``, ``tool_name``, ``tool_call_id``, ``tool_input``, ``tool_output``,
-  ``is_error``, ``exit_code``, ``timestamp``, ``usage``, ``metadata``), optionally with
-  ``"type": "step"``;
-- optional last line ``{"type": "end", "status": "completed"|"failed", "usage": {...},
-  "cost_usd", "error", "ended_at"}``. Without it the run is imported as incomplete.
+  ``is_error``, ``exit_code``, ``timestamp``, ``usage``, ``metadata``, ``agent_id``),
+  optionally with ``"type": "step"``;
+- optional last line ``{"type": "end", "status": "completed"|"failed"|…, "usage": {...},
+  "model_usage": {model: usage}, "cost_usd", "error", "ended_at"}``. Without it the run
+  is imported as incomplete.
 """
 
 from __future__ import annotations
@@ -17,17 +18,19 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from lhbench.ingest.base import (
-    ImportContext,
-    StepBuilder,
-    TranscriptInfo,
-    guarded,
-    iter_json_lines,
-    parse_time,
-)
-from lhbench.schema import Role, RunStatus, Step, StepKind, Usage
+import orjson
 
-__all__ = ["read_generic", "sniff_generic"]
+from lhbench.errors import TranscriptError
+from lhbench.ingest.base import ImportContext, TranscriptInfo
+from lhbench.ingest.builder import MESSAGE, TOOL_CALL, TOOL_RESULT, USER
+from lhbench.ingest.lines import iter_json_lines
+from lhbench.ingest.sessions import Item, SessionState, describe
+from lhbench.ingest.steps import steps_into
+from lhbench.ingest.usage import Tally
+from lhbench.ingest.values import Clock, as_cost, as_count, as_id, as_text, json_text, short
+from lhbench.schema import Role, RunStatus, Step, StepKind
+
+__all__ = ["generic_items", "read_generic", "sniff_generic"]
 
 FORMAT = "jsonl"
 _STEP_FIELDS = {
@@ -41,7 +44,42 @@ _STEP_FIELDS = {
     "timestamp",
     "usage",
     "metadata",
+    "agent_id",
 }
+_ROLES = {r.value for r in Role}
+_KINDS = {k.value for k in StepKind}
+_FINAL = {
+    s.value
+    for s in (
+        RunStatus.COMPLETED,
+        RunStatus.FAILED,
+        RunStatus.TIMED_OUT,
+        RunStatus.LIMIT_EXCEEDED,
+        RunStatus.INCOMPLETE,
+    )
+}
+_USAGE = {
+    "input_tokens": "input",
+    "output_tokens": "output",
+    "cache_read_tokens": "cache_read",
+    "cache_write_tokens": "cache_write",
+    "reasoning_tokens": "reasoning",
+    "requests": "requests",
+}
+
+
+def _usage(ctx: ImportContext, raw: Any, what: str) -> Tally:
+    if type(raw) is not dict:
+        raise TypeError(f"{what} is {short(raw)}, not an object")
+    t = Tally()
+    for key, value in raw.items():
+        if key in _USAGE:
+            setattr(t, _USAGE[key], as_count(ctx, value, f"{what}.{key}"))
+        elif key == "cost_usd":
+            t.cost = as_cost(ctx, value, f"{what}.cost_usd")
+        else:
+            ctx.bad(f"{what}: unknown field {short(key, 40)}")
+    return t
 
 
 def sniff_generic(objs: list[dict[str, Any]]) -> bool:
@@ -50,41 +88,146 @@ def sniff_generic(objs: list[dict[str, Any]]) -> bool:
 
 
 def read_generic(ctx: ImportContext, info: TranscriptInfo) -> Iterator[Step]:
-    """Steps of a generic-JSONL transcript."""
-    b = StepBuilder()
-    ended = False
+    """Steps of a generic-JSONL transcript, its sessions merged."""
+    return steps_into(info, generic_items(ctx))
+
+
+class _Session(SessionState):
+    def __init__(self, ctx: ImportContext, clock: Clock) -> None:
+        super().__init__(ctx, clock)
+        self.ended = False
+        self.header = False
+        self.end_usage: Tally | None = None
+
+    def line(self, obj: dict[str, Any]) -> None:
+        ctx, info = self.ctx, self.info
+        t = obj.get("type", "step")
+        if t == "run":
+            self.header = True
+            info.session_id = as_id(ctx, obj.get("session_id"), "session_id")
+            model = obj.get("model")
+            info.model = model[:200] if type(model) is str and model else None
+            version = obj.get("harness_version")
+            info.harness_version = version[:100] if type(version) is str and version else None
+            self.time(obj.get("started_at"))
+            meta = obj.get("metadata")
+            if type(meta) is dict:
+                info.metadata.update(meta)
+        elif t == "end":
+            self.ended = True
+            status = obj.get("status", "completed")
+            if status not in _FINAL:
+                raise ValueError(f"status {short(status)} is not one of {sorted(_FINAL)}")
+            info.status = RunStatus(status)
+            if obj.get("usage"):
+                self.end_usage = _usage(ctx, obj["usage"], "usage")
+            models = obj.get("model_usage")
+            if type(models) is dict:
+                for name, u in list(models.items())[:64]:
+                    self.tokens.models[name[:200]] = _usage(ctx, u, "model_usage")
+            info.cost_usd = as_cost(ctx, obj.get("cost_usd"), "cost_usd")
+            err = obj.get("error")
+            info.error = None if err is None else as_text(err)
+            self.time(obj.get("ended_at"))
+        elif t == "step":
+            self.step(obj)
+        else:
+            raise ValueError(f"unknown line type {short(t)} (expected run, step or end)")
+
+    def step(self, obj: dict[str, Any]) -> None:
+        ctx, info, b = self.ctx, self.info, self.b
+        unknown = set(obj) - _STEP_FIELDS - {"type", "role", "kind"}
+        if unknown:
+            raise ValueError(f"unknown step field(s) {sorted(unknown)[:10]}")
+        role, kind = obj["role"], obj["kind"]
+        if role not in _ROLES or kind not in _KINDS:
+            raise ValueError(f"role {short(role)} / kind {short(kind)} is not one of lhbench's")
+        ts = self.time(obj.get("timestamp"))
+        agent = as_id(ctx, obj.get("agent_id"), "agent_id")
+        meta = obj.get("metadata")
+        if meta is not None and type(meta) is not dict:
+            raise TypeError(f"metadata is {short(meta)}, not an object")
+        is_error = obj.get("is_error", False)
+        if type(is_error) is not bool:
+            raise TypeError(f"is_error is {short(is_error)}, not true or false")
+        usage = obj.get("usage")
+        tally = None if usage is None else _usage(ctx, usage, "usage")
+        step_usage = None if tally is None else tally.usage()
+        if tally is not None:
+            self.tokens.add(None, tally)
+        content = as_text(obj.get("content"))
+        if kind == TOOL_CALL:
+            b.call(
+                obj.get("tool_name"),
+                obj.get("tool_call_id"),
+                obj.get("tool_input"),
+                ts=ts,
+                meta=meta,
+                agent=agent,
+            )
+            b.out[-1][1] = role
+            if step_usage is not None:
+                b.out[-1][11] = orjson.dumps(step_usage.model_dump(mode="json")).decode()
+            return
+        if kind == TOOL_RESULT:
+            out = obj.get("tool_output")
+            b.result(
+                obj.get("tool_call_id"),
+                as_text(out),
+                is_error=is_error,
+                exit_code=obj.get("exit_code"),
+                ts=ts,
+                tool_name=obj.get("tool_name"),
+                meta=meta,
+                agent=agent,
+            )
+            if b.out:
+                b.out[-1][1] = role
+            return
+        if role == USER and kind == MESSAGE and agent is None:
+            info.task_text = info.task_text or content
+        b.step(
+            role,
+            kind,
+            content,
+            ts=ts,
+            meta=meta,
+            agent=agent,
+            is_error=is_error,
+            exit_code=obj.get("exit_code"),
+            tool_name=as_id(ctx, obj.get("tool_name"), "tool_name"),
+            usage=step_usage,
+        )
+        rec = b.out[-1]
+        if obj.get("tool_input") is not None:
+            rec[6] = json_text(ctx, obj["tool_input"], "tool_input")
+        if obj.get("tool_output") is not None:
+            rec[7] = as_text(obj["tool_output"])
+
+    def finish(self) -> Item:
+        if self.end_usage is not None:
+            self.tokens.total = self.end_usage  # the end line's totals are the run's own
+        if not self.ended or self.ctx.truncated:
+            self.info.status = RunStatus.INCOMPLETE
+        return self.end()
+
+
+def generic_items(ctx: ImportContext) -> Iterator[Item]:
+    """Rows and session ends of a generic-JSONL transcript."""
+    clock = Clock()
+    s = _Session(ctx, clock)
     for lineno, obj in iter_json_lines(ctx):
-
-        def handle(obj: dict[str, Any] = obj) -> Iterator[Step]:
-            nonlocal ended
-            t = obj.get("type", "step")
-            if t == "run":
-                info.session_id = obj.get("session_id")
-                info.model = obj.get("model")
-                info.harness_version = obj.get("harness_version")
-                info.started_at = parse_time(obj.get("started_at"))
-                info.metadata.update(obj.get("metadata") or {})
-            elif t == "end":
-                ended = True
-                info.status = RunStatus(obj.get("status", "completed"))
-                if obj.get("usage"):
-                    info.usage = Usage.model_validate(obj["usage"])
-                info.cost_usd = obj.get("cost_usd")
-                info.error = obj.get("error")
-                info.ended_at = parse_time(obj.get("ended_at"))
-            elif t == "step":
-                unknown = set(obj) - _STEP_FIELDS - {"type", "role", "kind"}
-                if unknown:
-                    raise ValueError(f"unknown step field(s) {sorted(unknown)}")
-                fields = {k: v for k, v in obj.items() if k in _STEP_FIELDS}
-                fields["timestamp"] = parse_time(fields.get("timestamp"))
-                role, kind = Role(obj["role"]), StepKind(obj["kind"])
-                if role == Role.USER and kind == StepKind.MESSAGE:
-                    info.task_text = info.task_text or str(fields.get("content", ""))
-                yield b.make(role, kind, **fields)
-            else:
-                raise ValueError(f"unknown line type {t!r} (expected run, step or end)")
-
-        yield from guarded(ctx, lineno, FORMAT, handle)
-    if not ended or ctx.truncated:
-        info.status = RunStatus.INCOMPLETE
+        if obj.get("type") == "run" and (s.header or s.ended or s.b.count):
+            yield s.b.take()
+            yield s.finish()
+            s = _Session(ctx, clock)
+        try:
+            s.line(obj)
+        except TranscriptError:
+            raise
+        except Exception as exc:  # a line's problem, never a crash
+            ctx.problem(lineno, f"{FORMAT}: {describe(exc)}")
+        if len(s.b.out) >= 512:
+            yield s.b.take()
+    yield s.b.take()
+    yield s.finish()

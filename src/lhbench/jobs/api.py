@@ -340,9 +340,14 @@ async def import_transcripts(
     versions: dict[str, str] | None = None,
     strict: bool = False,
     replace: bool = False,
+    split_sessions: bool = False,
     progress: ProgressFactory = None,
 ) -> ImportOutcome:
-    """Import transcripts as runs; with ``pack`` and ``task`` they are then verified."""
+    """Import transcripts as runs; with ``pack`` and ``task`` they are then verified.
+
+    A file holding several sessions becomes one run (the last session decides its status),
+    or one run per session with ``split_sessions``.
+    """
     loaded: LoadedPack | None = None
     if task is not None and pack is None:
         raise ConfigError("--task needs --pack (the pack the task belongs to)")
@@ -368,6 +373,7 @@ async def import_transcripts(
         versions=versions,
         strict=strict,
         replace=replace,
+        split_sessions=split_sessions,
     )
     summary = await _run(job, progress, "importing", concurrency=1, batch_size=1)
     checked = None

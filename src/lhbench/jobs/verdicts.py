@@ -1,13 +1,21 @@
-"""Agent-as-a-Judge: a verdict judge (agent with tools, or plain LLM) on each run's final state."""
+"""Agent-as-a-Judge: a verdict judge (agent with tools, or plain LLM) on each run's final state.
+
+The plain LLM judge reads only the task and the trajectory: its requests are prepared in
+windows ahead of the calls (one trajectory load per run, one cache query per window, no
+replay), and its verdicts are written with the responses they came from, one transaction
+per batch. The agent judge replays each run's final state for its tools.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from lhbench.jobs.batches import DEFAULT_WINDOW, RequestWindows, drain_caches
 from lhbench.jobs.runner import Assessment, Unit, short_reason
 from lhbench.jobs.states import StateProvider, state_id
 from lhbench.judges import StateRef, VerdictItem, VerdictJudge
+from lhbench.models import PreparedRequest, ReplyCache
 from lhbench.schema import EnvironmentKind, Run, Trajectory, Verdict
 from lhbench.store import ResultState, Store
 
@@ -18,6 +26,12 @@ __all__ = ["STATE_TOOLS", "VerdictJob", "auto_failure_mode"]
 class _VerdictUnit:
     run: Run
     repeat: int
+
+
+@dataclass(frozen=True)
+class _PreparedVerdict:
+    item: VerdictItem
+    request: PreparedRequest
 
 
 class VerdictJob:
@@ -33,12 +47,19 @@ class VerdictJob:
         judge: VerdictJudge,
         *,
         repeats: int = 1,
+        window: int = DEFAULT_WINDOW,
     ) -> None:
         self.store = store
         self.runs = [r for r in runs if states.task(r) is not None]
         self.states = states
         self.judge = judge
         self.repeats = repeats
+        cache = judge.client.cache if not judge.agentic else None
+        self.caches: list[ReplyCache] = [cache] if cache is not None else []
+        self._planned: list[Unit[_VerdictUnit]] = []
+        self._windows: RequestWindows[_VerdictUnit, _PreparedVerdict] = RequestWindows(
+            self._prepare, size=window
+        )
 
     def plan(self) -> list[Unit[_VerdictUnit]]:
         """One unit per run and repeat; the key needs no replay (the state id is derived)."""
@@ -51,14 +72,38 @@ class VerdictJob:
                 item = VerdictItem(run, task, Trajectory(run_id=run.id), StateRef(sid), k)
                 label = f"{run.id} × {self.judge.identity.label}" + (f" #{k}" if k else "")
                 out.append(Unit(self.judge.key(item), label, _VerdictUnit(run, k)))
+        self._planned = out
         return out
 
     def stored(self, keys: Sequence[str]) -> Mapping[str, ResultState]:
-        """Stored verdict states."""
-        return self.store.verdict_states(keys)
+        """Stored verdict states (the plain LLM judge's requests are prepared from here on)."""
+        states = self.store.verdict_states(keys)
+        if not self.judge.agentic:
+            self._windows.plan(self._planned, states)
+        return states
+
+    def _prepare(self, units: Sequence[Unit[_VerdictUnit]]) -> dict[str, _PreparedVerdict]:
+        """A window of the plain LLM judge: trajectories once per run, one cache query."""
+        trajectories: dict[str, Trajectory] = {}
+        out: dict[str, _PreparedVerdict] = {}
+        for unit in units:
+            run = unit.payload.run
+            task = self.states.task(run)
+            assert task is not None
+            traj = trajectories.get(run.id)
+            if traj is None:
+                traj = trajectories[run.id] = self.store.get_trajectory(run.id)
+            item = VerdictItem(run, task, traj, StateRef(state_id(run, task)), unit.payload.repeat)
+            out[unit.key] = _PreparedVerdict(item, self.judge.request(item))
+        for cache in self.caches:
+            cache.preload(p.request.key for p in out.values())
+        return out
 
     async def run(self, unit: Unit[_VerdictUnit]) -> Verdict:
-        """Replay (once per run) and judge."""
+        """Judge: the plain LLM judge from its prepared request; the agent judge on a replay."""
+        prepared = await self._windows.get(unit)
+        if prepared is not None:
+            return await self.judge.judge(prepared.item, request=prepared.request)
         run = unit.payload.run
         trajectory = self.store.get_trajectory(run.id)
         state = await self.states.get(run, trajectory)
@@ -72,8 +117,8 @@ class VerdictJob:
         return Assessment(False, short_reason(result.error), result.retryable)
 
     def write(self, results: Sequence[Verdict]) -> None:
-        """Verdicts, one transaction per batch."""
-        self.store.save_verdicts(results)
+        """Verdicts and the responses they came from, one transaction per batch."""
+        self.store.save_verdicts(results, cache=drain_caches(self.caches, self.store))
 
 
 STATE_TOOLS = {

@@ -9,17 +9,32 @@ it should not gives an undecided label with the reason: the job goes on.
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from lhbench.envs import ReplayError, VerifyError, run_verify
+from lhbench.envs import ReplayError, VerifyError, run_state_check, run_verify
+from lhbench.jobs.packs import LoadedPack
 from lhbench.jobs.runner import Assessment, Unit
 from lhbench.jobs.states import StateProvider
-from lhbench.schema import Label, Run, Task, label_key
+from lhbench.sandbox import Sandbox
+from lhbench.schema import EnvironmentKind, Label, Run, Task, label_key
 from lhbench.store import ResultState, Store
 
-__all__ = ["Check", "VerifyJob", "task_checks"]
+if TYPE_CHECKING:
+    from lhbench.envs.figma import CheckReport
+
+__all__ = [
+    "Check",
+    "VerifyJob",
+    "figma_checks",
+    "run_figma_checks",
+    "state_checks",
+    "task_checks",
+]
 
 
 @dataclass(frozen=True)
@@ -30,12 +45,14 @@ class Check:
     source: str
     check_hash: str
     hook: bool = False
+    figma: bool = False  # script is the task's ground-truth directory (see figma checks below)
+    plugin: str | None = None  # a named state check (lhbench.plugins), run in the sandbox
 
 
 def task_checks(task: Task, task_dir: Path | None) -> list[Check]:
     """The task's checks: its verify script first, then its hook checks (deduplicated)."""
     if task_dir is None:
-        return []
+        return state_checks(task)
     out: list[Check] = []
     verify = task_dir / (task.environment.verify or "verify.py")
     if verify.is_file():
@@ -48,6 +65,21 @@ def task_checks(task: Task, task_dir: Path | None) -> list[Check]:
         script = task_dir / h.check
         if script.is_file():
             out.append(Check(script, f"check:{task.id}/{h.check}", task.content_hash, hook=True))
+    out += state_checks(task)
+    return out
+
+
+def state_checks(task: Task) -> list[Check]:
+    """The task's named state checks; a new version of a check's package runs it again."""
+    from lhbench.plugins import check_registry
+
+    registry = check_registry()
+    out = []
+    for name in dict.fromkeys(task.environment.checks):
+        check = registry.get(name)
+        version = str(getattr(check, "version", "")) if check is not None else "missing"
+        digest = hashlib.sha256(f"{task.content_hash}|{name}|{version}".encode()).hexdigest()
+        out.append(Check(Path(name), f"plugin:{task.id}/{name}", digest, plugin=name))
     return out
 
 
@@ -82,7 +114,9 @@ class VerifyJob:
             task = self.states.task(run)
             if task is None:
                 continue
-            for check in task_checks(task, self.states.pack.task_dir(task.id)):
+            checks = task_checks(task, self.states.pack.task_dir(task.id))
+            checks += figma_checks(self.states.pack, task)
+            for check in checks:
                 key = label_key(run.id, check.source, check.check_hash)
                 out.append(Unit(key, f"{run.id} · {check.source}", _CheckUnit(run, check)))
         return out
@@ -106,15 +140,27 @@ class VerifyJob:
             return self._label(run, check, None, "", f"no final state: {exc}")
         if check.hook:
             return await asyncio.to_thread(self._hook, run, check, state.ref.root)
+        if check.figma:
+            return await asyncio.to_thread(self._figma, run, check, state.ref.root)
         try:
-            res = await asyncio.to_thread(
-                run_verify,
-                check.script,
-                root=state.ref.root,
-                db_url=state.ref.db_url,
-                timeout=self.timeout_s,
-                sandbox=self.states.sandbox,
-            )
+            if check.plugin is not None:
+                res = await asyncio.to_thread(
+                    run_state_check,
+                    check.plugin,
+                    root=state.ref.root,
+                    db_url=state.ref.db_url,
+                    timeout=self.timeout_s,
+                    sandbox=self.states.sandbox,
+                )
+            else:
+                res = await asyncio.to_thread(
+                    run_verify,
+                    check.script,
+                    root=state.ref.root,
+                    db_url=state.ref.db_url,
+                    timeout=self.timeout_s,
+                    sandbox=self.states.sandbox,
+                )
         except VerifyError as exc:
             return self._label(run, check, None, "", str(exc))
         detail = res.detail
@@ -133,6 +179,24 @@ class VerifyJob:
         if res.diagnosis.startswith(("the check could not run", "the check timed out")):
             return self._label(run, check, None, "", res.diagnosis)
         return self._label(run, check, res.ok, res.diagnosis, None)
+
+    def _figma(self, run: Run, check: Check, root: Path | None) -> Label:
+        """Figma-to-code output checks: a label, a programmatic grade, the judge's frames."""
+        if root is None:
+            return self._label(run, check, None, "", "figma checks need the run's workspace")
+        try:
+            report = run_figma_checks(
+                self.store,
+                self.states.pack,
+                run,
+                check,
+                root,
+                self.states.workdir,
+                self.states.sandbox,
+            )
+        except Exception as exc:  # a check that breaks is an undecided label, never a crash
+            return self._label(run, check, None, "", f"figma checks failed: {exc}")
+        return self._label(run, check, report.passed(), report.detail(), None)
 
     @staticmethod
     def _label(
@@ -161,3 +225,61 @@ class VerifyJob:
     def write(self, results: Sequence[Label]) -> None:
         """Labels, replacing what the same check said before."""
         self.store.save_labels(results)
+
+
+# -- Figma-to-code output checks ------------------------------------------------------------
+# A figma-to-code task with a ground-truth directory (task.ground_truth[0] under the pack's
+# ground_truth/) gets one more check: lhbench.envs.figma.check_app on the run's workspace.
+# It stores a label (build, deploy, every route renders, nothing leaks), a programmatic
+# grade on the pack's ``figma-checks`` rubric when the pack has one, and the reference and
+# captured frames as the run's artifacts (what the output judge then sees).
+
+_FIGMA_SEMAPHORE = threading.Semaphore(1)  # one build and browser at a time: they are heavy
+
+
+def figma_checks(pack: LoadedPack, task: Task) -> list[Check]:
+    """The task's Figma output check, when it is a figma-to-code task with ground truth."""
+    from lhbench.envs.figma import CHECKS_VERSION
+    from lhbench.packs import hash_tree
+
+    kind = task.environment.kind or pack.pack.environment
+    if kind != EnvironmentKind.FIGMA_TO_CODE or pack.directory is None or not task.ground_truth:
+        return []
+    gt = pack.directory / "ground_truth" / task.ground_truth[0]
+    if not (gt / "manifest.json").is_file():
+        return []
+    rubric = next((r.content_hash for r in pack.pack.rubrics if r.id == "figma-checks"), "")
+    digest = hashlib.sha256(
+        "|".join([task.content_hash, hash_tree(gt), rubric, CHECKS_VERSION]).encode()
+    ).hexdigest()
+    return [Check(gt, f"figma:{task.id}/{task.ground_truth[0]}", digest, figma=True)]
+
+
+def run_figma_checks(
+    store: Store,
+    pack: LoadedPack,
+    run: Run,
+    check: Check,
+    root: Path,
+    workdir: Path,
+    sandbox: Sandbox,
+) -> CheckReport:
+    """Check the app in ``root``; store the grade and the judge's artifacts; the report."""
+    from lhbench.envs.figma import check_app, judge_artifacts
+
+    design = pack.directory / "figma" if pack.directory is not None else None
+    with _FIGMA_SEMAPHORE:
+        report = check_app(
+            root,
+            check.script,
+            design=design if design is not None and design.is_dir() else None,
+            work_dir=workdir / run.id / "figma",
+            sandbox=sandbox,
+            cache_dir=workdir / "npm-cache",
+        )
+    rubric = next((r for r in pack.pack.rubrics if r.id == "figma-checks"), None)
+    if rubric is not None:
+        store.save_grades([report.grade(run.id, rubric)])
+    for artifact in judge_artifacts(report, run.id):
+        store.save_artifact(artifact)
+    return report

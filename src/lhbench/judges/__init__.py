@@ -12,7 +12,12 @@ from lhbench.judges.base import (
 )
 from lhbench.judges.failure_extract import ExtractedError, FailureExtractor
 from lhbench.judges.output import DimensionAnswer, PairwiseAnswer, RubricAnswer, check_rubric_answer
-from lhbench.judges.pairwise import PairwiseJudge, PairwiseOutcome, candidate_pairs
+from lhbench.judges.pairwise import (
+    PAIRWISE_OUTPUT,
+    PairwiseJudge,
+    PairwiseOutcome,
+    candidate_pairs,
+)
 from lhbench.judges.panel import (
     JudgePanel,
     PanelResult,
@@ -25,9 +30,17 @@ from lhbench.judges.panel import (
 )
 from lhbench.judges.prompts import PAIRWISE_PROMPT_VERSION, RUBRIC_PROMPT_VERSION
 from lhbench.judges.render import RenderedTrajectory, estimate_tokens, fence, render_trajectory
-from lhbench.judges.rubric import PreparedPrompt, RubricJudge, rubric_judge_identity
+from lhbench.judges.rubric import (
+    RUBRIC_OUTPUT,
+    PreparedPrompt,
+    RubricJudge,
+    repeat_salt,
+    rubric_judge_identity,
+)
+from lhbench.judges.structured import StructuredOutcome, ask_structured
 from lhbench.judges.verdict import (
     AGENT_PROMPT_VERSION,
+    VERDICT_OUTPUT,
     VerdictAnswer,
     VerdictJudge,
     judge_tool_servers,
@@ -35,8 +48,11 @@ from lhbench.judges.verdict import (
 
 __all__ = [
     "AGENT_PROMPT_VERSION",
+    "PAIRWISE_OUTPUT",
     "PAIRWISE_PROMPT_VERSION",
+    "RUBRIC_OUTPUT",
     "RUBRIC_PROMPT_VERSION",
+    "VERDICT_OUTPUT",
     "DimensionAnswer",
     "Evidence",
     "ExtractedError",
@@ -55,10 +71,12 @@ __all__ = [
     "RubricJudge",
     "RunTierScore",
     "StateRef",
+    "StructuredOutcome",
     "TierKey",
     "VerdictAnswer",
     "VerdictItem",
     "VerdictJudge",
+    "ask_structured",
     "candidate_pairs",
     "check_rubric_answer",
     "estimate_tokens",
@@ -70,6 +88,7 @@ __all__ = [
     "panel_scores",
     "raw_output",
     "render_trajectory",
+    "repeat_salt",
     "rubric_judge_identity",
     "tier_keys",
 ]

@@ -10,6 +10,8 @@ plan keys, skip those stored with a final result, judge the rest.
 from __future__ import annotations
 
 import json
+import os
+import random
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol, TypeVar
@@ -36,8 +38,21 @@ __all__ = [
     "StateRef",
     "VerdictItem",
     "final_output",
+    "new_id",
     "raw_output",
 ]
+
+# Result ids: 128 random bits without a system call per id (``uuid4`` reads os.urandom,
+# which on a busy event loop also gives up the GIL); seeded from os.urandom, and again in
+# every forked child so two processes never share a sequence.
+_IDS = random.Random(os.urandom(32))
+os.register_at_fork(after_in_child=lambda: _IDS.seed(os.urandom(32)))
+
+
+def new_id(prefix: str) -> str:
+    """A fresh result id, e.g. ``grade-3f2a…`` (32 hex digits)."""
+    return f"{prefix}-{_IDS.getrandbits(128):032x}"
+
 
 ItemT = TypeVar("ItemT", contravariant=True)
 ResultT = TypeVar("ResultT", covariant=True)

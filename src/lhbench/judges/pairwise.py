@@ -5,6 +5,7 @@ preference follows the position, not the work, contributes no preference (positi
 control). Outcomes are stored as PreferenceVotes with ``rater_kind`` = llm, apart from
 human votes, so the two can be compared; a comparison that failed is stored too, as a
 vote with no winner and the reason (``retryable`` when the model never answered).
+Each order is one request answered through one output tool, on the model's direct path.
 """
 
 from __future__ import annotations
@@ -13,11 +14,9 @@ import itertools
 from dataclasses import dataclass
 from typing import Literal
 
-from pydantic_ai import Agent, capture_run_messages
-from pydantic_ai.exceptions import ModelAPIError, UnexpectedModelBehavior
 from pydantic_ai.models import Model
 
-from lhbench.judges.base import Evidence, PairItem, final_output, raw_output
+from lhbench.judges.base import Evidence, PairItem, final_output
 from lhbench.judges.output import PairwiseAnswer
 from lhbench.judges.prompts import (
     PAIRWISE_PROMPT_VERSION,
@@ -26,12 +25,21 @@ from lhbench.judges.prompts import (
     task_text,
 )
 from lhbench.judges.render import fence, render_trajectory
-from lhbench.models import ModelSpec, is_transport_error
+from lhbench.judges.structured import ask_structured
+from lhbench.models import (
+    Ask,
+    ModelSpec,
+    OutputSchema,
+    PreparedRequest,
+    direct_client,
+    is_transport_error,
+)
 from lhbench.schema import JudgeIdentity, JudgeKind, PreferenceVote, Rubric, Run, Tier, vote_key
 
-__all__ = ["PairwiseJudge", "PairwiseOutcome", "candidate_pairs"]
+__all__ = ["PAIRWISE_OUTPUT", "PairwiseJudge", "PairwiseOutcome", "candidate_pairs"]
 
 Winner = Literal["a", "b", "tie"]
+PAIRWISE_OUTPUT = OutputSchema.of(PairwiseAnswer)
 
 
 def candidate_pairs(runs: list[Run]) -> list[tuple[str, str, str, str]]:
@@ -84,12 +92,7 @@ class PairwiseJudge:
                 "budget_tokens": budget_tokens,
             },
         )
-        self._agent: Agent[None, PairwiseAnswer] = Agent(
-            self.model,
-            output_type=PairwiseAnswer,
-            instructions=pairwise_instructions(),
-            retries={"output": self.retries},
-        )
+        self.client = direct_client(model, spec)
 
     def key(self, item: PairItem) -> str:
         """The vote's identity: judge config, rubric content, tier, ordered pair."""
@@ -111,14 +114,24 @@ class PairwiseJudge:
         ]
         return "\n\n".join(texts) or final_output(evidence.trajectory)
 
-    async def _ask(self, first: Evidence, second: Evidence, rubric: Rubric, tier: Tier) -> str:
+    def _ask(self, first: Evidence, second: Evidence, tier: Tier) -> Ask:
         prompt = (
             f"# Task\n{fence('task', task_text(first.task))}\n\n"
             f"# Rubric ({tier.kind.value} tier)\n{rubric_text(tier)}\n\n"
             f"# First attempt\n{fence('attempt', self._attempt(first, tier))}\n\n"
             f"# Second attempt\n{fence('attempt', self._attempt(second, tier))}"
         )
-        return (await self._agent.run(prompt)).output.preferred
+        return Ask(pairwise_instructions(), (prompt,), PAIRWISE_OUTPUT)
+
+    def requests(self, item: PairItem) -> tuple[PreparedRequest, PreparedRequest]:
+        """Both orders' requests (A first, B first), encoded once (a job looks them up in bulk)."""
+        a, b = item.evidence_a, item.evidence_b
+        if a is None or b is None:
+            raise ValueError(f"pair {item.run_a.id} / {item.run_b.id} has no evidence loaded")
+        return (
+            self.client.prepare(self._ask(a, b, item.tier)),
+            self.client.prepare(self._ask(b, a, item.tier)),
+        )
 
     def _vote(self, item: PairItem, winner: Winner | None, **failure: object) -> PreferenceVote:
         return PreferenceVote.model_validate(
@@ -144,23 +157,22 @@ class PairwiseJudge:
         """The vote on ``item`` (evidence loaded); a failed comparison is a failed vote."""
         return (await self.compare_item(item)).vote
 
-    async def compare_item(self, item: PairItem) -> PairwiseOutcome:
+    async def compare_item(
+        self,
+        item: PairItem,
+        requests: tuple[PreparedRequest, PreparedRequest] | None = None,
+    ) -> PairwiseOutcome:
         """Ask with A first, then with B first; disagreement is a tie."""
-        a, b = item.evidence_a, item.evidence_b
-        if a is None or b is None:
-            raise ValueError(f"pair {item.run_a.id} / {item.run_b.id} has no evidence loaded")
         if item.run_a.task_id != item.run_b.task_id:
             raise ValueError(f"runs {item.run_a.id} and {item.run_b.id} are of different tasks")
-        with capture_run_messages() as messages:
-            try:
-                p1 = await self._ask(a, b, item.rubric, item.tier)
-                p2 = await self._ask(b, a, item.rubric, item.tier)
-            except UnexpectedModelBehavior as exc:
-                failed = self._vote(
-                    item, None, status="parse_error", error=f"{exc}: {raw_output(messages)[:500]}"
-                )
-                return PairwiseOutcome(None, None, failed)
-            except (ModelAPIError, OSError, TimeoutError) as exc:
+        first_req, second_req = requests or self.requests(item)
+        preferred: list[str] = []
+        for req in (first_req, second_req):
+            outcome = await ask_structured(
+                self.client, req.ask, PairwiseAnswer, retries=self.retries, first=req
+            )
+            exc = outcome.failure
+            if exc is not None:
                 failed = self._vote(
                     item,
                     None,
@@ -169,6 +181,14 @@ class PairwiseJudge:
                     retryable=is_transport_error(exc),
                 )
                 return PairwiseOutcome(None, None, failed)
+            if outcome.answer is None:
+                raw = outcome.raw(PAIRWISE_OUTPUT.name)
+                failed = self._vote(
+                    item, None, status="parse_error", error=f"{outcome.problem}: {raw[:500]}"
+                )
+                return PairwiseOutcome(None, None, failed)
+            preferred.append(outcome.answer.preferred)
+        p1, p2 = preferred
         first: Winner = {"first": "a", "second": "b", "tie": "tie"}[p1]  # type: ignore[assignment]
         second: Winner = {"first": "b", "second": "a", "tie": "tie"}[p2]  # type: ignore[assignment]
         winner: Winner = first if first == second else "tie"

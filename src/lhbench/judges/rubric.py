@@ -1,8 +1,10 @@
 """The rubric judge: one model scores one run on one rubric tier, with evidence per dimension.
 
-A missing or invalid answer is re-asked (bounded by ``retries``); after that the grade is
-stored as a parse failure with the raw text, never coerced into a score. Model errors
-that survive the model layer's retries become an error grade, not a missing one.
+A grade is one request answered through one output tool, sent on the model's direct path
+(no agent loop). A missing or invalid answer is re-asked (bounded by ``retries``); after
+that the grade is stored as a parse failure with the raw text, never coerced into a score.
+Model errors that survive the model layer's retries become an error grade, not a missing
+one.
 """
 
 from __future__ import annotations
@@ -10,15 +12,13 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-import uuid
 from dataclasses import dataclass
 
-from pydantic_ai import Agent, BinaryContent, RunContext, capture_run_messages
-from pydantic_ai.exceptions import ModelAPIError, UnexpectedModelBehavior
+from pydantic_ai import BinaryContent
 from pydantic_ai.messages import UserContent
 from pydantic_ai.models import Model
 
-from lhbench.judges.base import Evidence, GradeItem, final_output, raw_output
+from lhbench.judges.base import Evidence, GradeItem, final_output, new_id
 from lhbench.judges.output import RubricAnswer, check_rubric_answer
 from lhbench.judges.prompts import (
     RUBRIC_PROMPT_VERSION,
@@ -27,7 +27,18 @@ from lhbench.judges.prompts import (
     task_text,
 )
 from lhbench.judges.render import fence, render_trajectory
-from lhbench.models import ModelSpec, cache_salt, current_ledger, is_transport_error
+from lhbench.judges.structured import ask_structured
+from lhbench.models import (
+    Ask,
+    ImagePart,
+    ModelSpec,
+    OutputSchema,
+    PreparedRequest,
+    UserPart,
+    current_ledger,
+    direct_client,
+    is_transport_error,
+)
 from lhbench.schema import (
     DimensionScore,
     Grade,
@@ -40,10 +51,16 @@ from lhbench.schema import (
     grade_key,
 )
 
-__all__ = ["PreparedPrompt", "RubricJudge", "rubric_judge_identity"]
+__all__ = ["RUBRIC_OUTPUT", "PreparedPrompt", "RubricJudge", "repeat_salt", "rubric_judge_identity"]
 
 DEFAULT_RETRIES = 2
 DEFAULT_BUDGET_TOKENS = 24_000
+RUBRIC_OUTPUT = OutputSchema.of(RubricAnswer)
+
+
+def repeat_salt(repeat: int) -> str:
+    """The cache salt of a repeat (repeat 0 shares answers with any identical request)."""
+    return f"repeat={repeat}" if repeat else ""
 
 
 def rubric_judge_identity(
@@ -84,7 +101,8 @@ class RubricJudge:
     """Scores runs on a rubric tier with one model.
 
     Args:
-        model: The model to ask (a ManagedModel from a ModelPool, or any pydantic-ai model).
+        model: The model to ask (a ManagedModel from a ModelPool: its direct client is used;
+            any other pydantic-ai model is asked through pydantic-ai's request API).
         spec: The judge's model spec (identity, family, pinned settings).
         retries: How many times an invalid answer is re-asked before a parse failure.
         budget_tokens: Trajectory rendering budget.
@@ -104,20 +122,7 @@ class RubricJudge:
         self.spec = spec
         self.retries = retries
         self.budget_tokens = budget_tokens
-        # one agent serves every grade (building one costs milliseconds); the tier to
-        # validate against travels in deps
-        self._agent: Agent[Tier, RubricAnswer] = Agent(
-            model,
-            output_type=RubricAnswer,
-            deps_type=Tier,
-            instructions=rubric_instructions(),
-            retries={"output": retries},
-        )
-
-        @self._agent.output_validator
-        def _validate(ctx: RunContext[Tier], answer: RubricAnswer) -> RubricAnswer:
-            return check_rubric_answer(answer, ctx.deps)
-
+        self.client = direct_client(model, spec)
         self.identity = rubric_judge_identity(spec, retries=retries, budget_tokens=budget_tokens)
         self._judge_key = self.identity.key
 
@@ -178,6 +183,31 @@ class RubricJudge:
         parts, inputs = self.prompt(evidence, rubric, tier)
         return PreparedPrompt(parts=parts, inputs_hash=inputs)
 
+    def ask(self, prepared: PreparedPrompt) -> Ask:
+        """The question for a rendered prompt: instructions, prompt parts, the output tool."""
+        user: list[UserPart] = [
+            p
+            if isinstance(p, str)
+            else ImagePart(p.data, p.media_type)
+            if isinstance(p, BinaryContent)
+            else str(p)
+            for p in prepared.parts
+        ]
+        return Ask(rubric_instructions(), tuple(user), RUBRIC_OUTPUT)
+
+    def request(
+        self,
+        evidence: Evidence,
+        rubric: Rubric,
+        tier: Tier,
+        *,
+        repeat: int = 0,
+        prepared: PreparedPrompt | None = None,
+    ) -> PreparedRequest:
+        """The grade's first request, encoded once (a job looks its key up in bulk)."""
+        prepared = prepared or self.prepare(evidence, rubric, tier)
+        return self.client.prepare(self.ask(prepared), salt=repeat_salt(repeat))
+
     async def judge(self, item: GradeItem) -> Grade:
         """The grade of ``item`` (its evidence loaded): ok, a parse failure, or an error."""
         if item.evidence is None:
@@ -192,33 +222,43 @@ class RubricJudge:
         *,
         repeat: int = 0,
         prepared: PreparedPrompt | None = None,
+        request: PreparedRequest | None = None,
+        key: str | None = None,
     ) -> Grade:
-        """Ask the model once (plus bounded re-asks); always returns a Grade."""
-        prepared = prepared or self.prepare(evidence, rubric, tier)
-        parts = prepared.parts
-        key = self.key(GradeItem(evidence.run, rubric, tier, repeat))
-        agent = self._agent
+        """Ask the model once (plus bounded re-asks); always returns a Grade.
+
+        ``request`` and ``key``: the first request and the grade's key, when the job has them.
+        """
+        if request is None:
+            request = self.request(evidence, rubric, tier, repeat=repeat, prepared=prepared)
+        key = key or self.key(GradeItem(evidence.run, rubric, tier, repeat))
         started = time.monotonic()
         status, answer, raw, error = GradeStatus.OK, None, None, None
         retryable = False
-        salt = f"repeat={repeat}" if repeat else ""
-        with current_ledger() as ledger, cache_salt(salt), capture_run_messages() as messages:
-            try:
-                result = await agent.run(parts, deps=tier)
-                answer = result.output
-                raw = raw_output(result.all_messages())
-            except UnexpectedModelBehavior as exc:
-                status, raw, error = GradeStatus.PARSE_ERROR, raw_output(messages), str(exc)
-            except (ModelAPIError, OSError) as exc:
-                status, raw, error = (
-                    GradeStatus.ERROR,
-                    raw_output(messages) or None,
-                    f"{type(exc).__name__}: {exc}",
-                )
-                retryable = is_transport_error(exc)
-            except TimeoutError:
-                status, error = GradeStatus.ERROR, f"timed out after {self.spec.timeout_s}s"
-                retryable = True
+        with current_ledger() as ledger:
+            outcome = await ask_structured(
+                self.client,
+                request.ask,
+                RubricAnswer,
+                retries=self.retries,
+                check=lambda a: check_rubric_answer(a, tier),
+                salt=repeat_salt(repeat),
+                first=request,
+            )
+        tool = RUBRIC_OUTPUT.name
+        exc = outcome.failure
+        if isinstance(exc, TimeoutError):
+            status, raw = GradeStatus.ERROR, outcome.raw(tool) or None
+            error = f"timed out after {self.spec.timeout_s}s"
+            retryable = True
+        elif exc is not None:
+            status, raw = GradeStatus.ERROR, outcome.raw(tool) or None
+            error = f"{type(exc).__name__}: {exc}"
+            retryable = is_transport_error(exc)
+        elif outcome.answer is None:
+            status, raw, error = GradeStatus.PARSE_ERROR, outcome.raw(tool), outcome.problem
+        else:
+            answer = outcome.answer
         scores: list[DimensionScore] = []
         tier_score = None
         if answer is not None:
@@ -237,7 +277,7 @@ class RubricJudge:
                 )
             tier_score = tier.score({s.dimension_id: s.score for s in scores})
         return Grade(
-            id=f"grade-{uuid.uuid4().hex}",
+            id=new_id("grade"),
             run_id=evidence.run.id,
             rubric_id=rubric.id,
             rubric_version=rubric.version,

@@ -2,8 +2,9 @@
 
 The agent judge is a pydantic-ai agent with read-only MCP toolsets over the replayed
 final state (files or database) and the trajectory, and a tool-call budget. The LLM judge
-is the same model with no tools, reading the task and the trajectory only. Both answer
-only through a structured ``VerdictAnswer``; a verdict is never read from free text (which
+is the same model with no tools, reading the task and the trajectory only: one request
+answered through one output tool, sent on the model's direct path (no agent loop). Both
+answer only through a structured ``VerdictAnswer``; a verdict is never read from free text (which
 may echo the trajectory). If the budget runs out or the answer does not parse, the judge
 is asked once more without tools, with what it gathered; if that fails too the verdict is
 recorded as an error, never defaulted to PASS or FAIL.
@@ -14,7 +15,6 @@ from __future__ import annotations
 import sys
 import tempfile
 import time
-import uuid
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Literal
@@ -26,14 +26,31 @@ from pydantic_ai.messages import ModelMessage, ModelResponse, ToolCallPart, Tool
 from pydantic_ai.models import Model
 from pydantic_ai.usage import UsageLimits
 
-from lhbench.judges.base import VerdictItem, raw_output
+from lhbench.judges.base import VerdictItem, new_id, raw_output
 from lhbench.judges.prompts import task_text
 from lhbench.judges.render import fence, render_trajectory
-from lhbench.models import ModelSpec, cache_salt, current_ledger, is_transport_error
+from lhbench.judges.structured import ask_structured
+from lhbench.models import (
+    Ask,
+    DirectClient,
+    ModelSpec,
+    OutputSchema,
+    PreparedRequest,
+    cache_salt,
+    current_ledger,
+    direct_client,
+    is_transport_error,
+)
 from lhbench.sandbox import Prepared, Sandbox
 from lhbench.schema import JudgeIdentity, JudgeKind, Task, Trajectory, Verdict, verdict_key
 
-__all__ = ["AGENT_PROMPT_VERSION", "VerdictAnswer", "VerdictJudge", "judge_tool_servers"]
+__all__ = [
+    "AGENT_PROMPT_VERSION",
+    "VERDICT_OUTPUT",
+    "VerdictAnswer",
+    "VerdictJudge",
+    "judge_tool_servers",
+]
 
 AGENT_PROMPT_VERSION = "aj-v1"
 _OUTPUT_TOOL = "final_result"
@@ -70,6 +87,9 @@ class VerdictAnswer(BaseModel):
     verdict: Literal["PASS", "FAIL"]
     evidence: list[str] = Field(description="What was checked and what was found.")
     confidence: float = Field(ge=0, le=1, description="How sure (0–1).")
+
+
+VERDICT_OUTPUT = OutputSchema.of(VerdictAnswer, _OUTPUT_TOOL)
 
 
 def judge_tool_servers(
@@ -128,6 +148,7 @@ class VerdictJudge:
         self.tool_budget = tool_budget
         self.retries = retries
         self.budget_tokens = budget_tokens
+        self._client: DirectClient | None = None
         self.identity = JudgeIdentity(
             kind=self.kind,
             model=self.spec.model_string,
@@ -150,6 +171,21 @@ class VerdictJudge:
         """The verdict's identity: (run, this judge's config, replayed state, repeat)."""
         return verdict_key(item.run.id, self.identity.key, item.state.state_id, item.repeat)
 
+    @property
+    def client(self) -> DirectClient:
+        """The model's direct client (what the plain LLM judge asks through)."""
+        if self._client is None:
+            self._client = direct_client(self.model, self.spec)
+        return self._client
+
+    def _salt(self, repeat: int) -> str:
+        return f"aj-repeat={repeat}" if repeat else ""
+
+    def request(self, item: VerdictItem) -> PreparedRequest:
+        """The plain LLM judge's first request, encoded once (a job looks it up in bulk)."""
+        ask = Ask(_SYSTEM_LLM, (self.prompt(item.task, item.trajectory),), VERDICT_OUTPUT)
+        return self.client.prepare(ask, salt=self._salt(item.repeat))
+
     def prompt(self, task: Task | None, trajectory: Trajectory) -> str:
         """The task and the rendered trajectory, fenced as untrusted data."""
         rendered = render_trajectory(trajectory, budget_tokens=self.budget_tokens)
@@ -159,9 +195,14 @@ class VerdictJudge:
             f"{fence('trajectory', rendered.text)}"
         )
 
-    async def judge(self, item: VerdictItem) -> Verdict:
-        """One verdict on one run in its final state (an error verdict when no answer came)."""
-        prepared = self._tool_commands(item) if self.agentic else []
+    async def judge(self, item: VerdictItem, *, request: PreparedRequest | None = None) -> Verdict:
+        """One verdict on one run in its final state (an error verdict when no answer came).
+
+        ``request``: the plain LLM judge's first request, already encoded by the job.
+        """
+        if not self.agentic:
+            return await self._judge_direct(item, request)
+        prepared = self._tool_commands(item)
         try:
             return await self._judge(item, prepared)
         finally:
@@ -267,7 +308,7 @@ class VerdictJudge:
                         raw = raw_output(retry_messages) or raw
                         error = f"{error}; re-asked without tools: {type(exc).__name__}: {exc}"
                         retryable = is_transport_error(exc)
-        verdict_id = f"verdict-{uuid.uuid4().hex}"
+        verdict_id = new_id("verdict")
         common = dict(
             id=verdict_id,
             run_id=run.id,
@@ -280,6 +321,81 @@ class VerdictJudge:
             cost_usd=ledger.cost_usd,
             latency_s=time.monotonic() - started,
             key=key,
+        )
+        if answer is None:
+            return Verdict(
+                verdict=None,
+                error=error or "no verdict",
+                retryable=retryable,
+                raw_output=raw or None,
+                evidence=[],
+                **common,
+            )
+        return Verdict(
+            verdict=answer.verdict,
+            evidence=list(answer.evidence),
+            confidence=answer.confidence,
+            **common,
+        )
+
+    async def _judge_direct(self, item: VerdictItem, request: PreparedRequest | None) -> Verdict:
+        """The plain LLM judge: one request (bounded re-asks), then one last chance."""
+        request = request or self.request(item)
+        salt = self._salt(item.repeat)
+        tool = VERDICT_OUTPUT.name
+        started = time.monotonic()
+        error: str | None = None
+        retryable = False
+        raw = ""
+        with current_ledger() as ledger:
+            outcome = await ask_structured(
+                self.client,
+                request.ask,
+                VerdictAnswer,
+                retries=self.retries,
+                salt=salt,
+                first=request,
+            )
+            answer = outcome.answer
+            raw = outcome.raw(tool)
+            if outcome.failure is not None:
+                exc = outcome.failure
+                error = f"{type(exc).__name__}: {exc}"
+                retryable = is_transport_error(exc)
+            elif answer is None:
+                # one more chance, as the agent judge gets, with what was gathered (nothing)
+                error = outcome.problem
+                prompt = request.ask.user[0]
+                last = Ask(
+                    _SYSTEM_LLM,
+                    (
+                        f"{prompt}\n\n# What you gathered with tools\n"
+                        f"{fence('tool_results', '(nothing)')}\n\n{_LAST_CHANCE}",
+                    ),
+                    VERDICT_OUTPUT,
+                )
+                again = await ask_structured(self.client, last, VerdictAnswer, retries=0, salt=salt)
+                if again.answer is not None:
+                    answer, error = again.answer, None
+                else:
+                    raw = again.raw(tool) or raw
+                    why = again.failure or again.problem
+                    if again.failure is not None:
+                        why = f"{type(again.failure).__name__}: {again.failure}"
+                        retryable = is_transport_error(again.failure)
+                    error = f"{error}; re-asked without tools: {why}"
+        common = dict(
+            id=new_id("verdict"),
+            run_id=item.run.id,
+            judge=self.identity,
+            state_id=item.state.state_id,
+            tool_calls=0,
+            tools_used=[],
+            repeat=item.repeat,
+            usage=ledger.usage(),
+            cost_usd=ledger.cost_usd,
+            latency_s=time.monotonic() - started,
+            key=self.key(item),
         )
         if answer is None:
             return Verdict(

@@ -1,160 +1,64 @@
 """Calling models the way an evaluation needs: bounded, retried, cached, accounted.
 
-``ModelPool`` builds one pydantic-ai model per spec, wrapped in ``ManagedModel``:
+``ModelPool`` gives each spec two ways in, sharing one concurrency limit per endpoint:
 
-- a concurrency limit per provider endpoint (one ``asyncio.Semaphore`` per pool key);
-- retries with exponential backoff and full jitter on rate limits, 5xx, connection
-  errors, timeouts and undecodable responses (the SDK's own retries are off, so the
-  request count is ours);
-- a per-call timeout;
-- a content-addressed response cache (same model, endpoint, settings, messages and tools
-  -> the stored response, no call), and one call for identical requests in flight at once;
-- a ledger of every call (tokens, cost, latency, attempts, cache hits) that the judge
-  reading it sums per grade, per run and per job.
+- ``ManagedModel``, a pydantic-ai model for agents (the harness, the agent judge): a
+  per-call timeout, retries with backoff and jitter (the SDK's own are off, so the request
+  count is ours), a content-addressed response cache (same model, endpoint, settings,
+  messages and tools -> the stored response, no call), one call for identical requests in
+  flight, and a ledger of every call;
+- its ``direct`` client (:class:`~lhbench.models.direct.DirectClient`) for single-shot
+  judges: the same limits, retries, cache and ledger without the agent machinery, over
+  lhbench's own client per wire protocol with one HTTP session per endpoint.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import contextvars
 import hashlib
+import inspect
 import json
 import os
 import random
 import time
-from collections.abc import AsyncIterator, Iterator
-from dataclasses import dataclass, field
-from typing import Any, Protocol
+from collections.abc import AsyncIterator, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from pydantic_ai.exceptions import (
-    ModelAPIError,
-    ModelContextWindowExceededError,
-    ModelQuotaExceededError,
-    ModelRequestRejectedError,
-)
 from pydantic_ai.messages import ModelMessage, ModelMessagesTypeAdapter, ModelResponse
 from pydantic_ai.models import Model, ModelRequestParameters
 from pydantic_ai.models.wrapper import WrapperModel
 from pydantic_ai.settings import ModelSettings
 
 from lhbench.errors import ConfigError
+from lhbench.models.calls import (
+    _LEDGER,
+    _REFRESH,
+    _SALT,
+    CallRecord,
+    Ledger,
+    backoff_delay,
+    retryable,
+)
+from lhbench.models.direct import DirectClient, PydanticAITransport, WireTransport, pinned_settings
+from lhbench.models.replies import BatchedResponseCache, CacheRow, ReplyCache
 from lhbench.models.spec import ModelSpec
-from lhbench.schema import Usage
+from lhbench.models.wire import wire_for
+
+if TYPE_CHECKING:
+    import aiohttp
 
 __all__ = [
-    "CallRecord",
-    "Ledger",
+    "DirectPath",
     "ManagedModel",
     "ModelPool",
     "ResponseCache",
-    "cache_refresh",
-    "cache_salt",
-    "current_ledger",
-    "is_transport_error",
+    "build_model",
+    "direct_client",
     "request_key",
 ]
 
-
-@dataclass(frozen=True)
-class CallRecord:
-    """One model call as accounted."""
-
-    model: str
-    input_tokens: int
-    output_tokens: int
-    cost_usd: float | None
-    latency_s: float
-    attempts: int
-    cached: bool
-
-
-@dataclass
-class Ledger:
-    """Calls made inside one unit of work (a grade, a verdict)."""
-
-    calls: list[CallRecord] = field(default_factory=list)
-
-    @property
-    def input_tokens(self) -> int:
-        """Input tokens of calls actually made (cache hits cost nothing)."""
-        return sum(c.input_tokens for c in self.calls if not c.cached)
-
-    @property
-    def output_tokens(self) -> int:
-        """Output tokens of calls actually made."""
-        return sum(c.output_tokens for c in self.calls if not c.cached)
-
-    @property
-    def requests(self) -> int:
-        """HTTP attempts made, retries included."""
-        return sum(c.attempts for c in self.calls if not c.cached)
-
-    @property
-    def cost_usd(self) -> float | None:
-        """Summed cost, None when no price is known."""
-        costs = [c.cost_usd for c in self.calls if not c.cached and c.cost_usd is not None]
-        return sum(costs) if costs else None
-
-    def usage(self) -> Usage:
-        """The ledger as schema Usage (what a grade or verdict records)."""
-        return Usage(
-            input_tokens=self.input_tokens,
-            output_tokens=self.output_tokens,
-            requests=self.requests,
-            cost_usd=self.cost_usd,
-        )
-
-    @property
-    def cache_hits(self) -> int:
-        """Calls answered from the cache."""
-        return sum(1 for c in self.calls if c.cached)
-
-
-_LEDGER: contextvars.ContextVar[Ledger | None] = contextvars.ContextVar(
-    "lhbench_ledger", default=None
-)
-
-
-_SALT: contextvars.ContextVar[str] = contextvars.ContextVar("lhbench_cache_salt", default="")
-
-
-@contextlib.contextmanager
-def cache_salt(salt: str) -> Iterator[None]:
-    """Give requests in this context their own cache entries (repeats that must not share)."""
-    token = _SALT.set(salt)
-    try:
-        yield
-    finally:
-        _SALT.reset(token)
-
-
-_REFRESH: contextvars.ContextVar[bool] = contextvars.ContextVar("lhbench_refresh", default=False)
-
-
-@contextlib.contextmanager
-def cache_refresh(refresh: bool = True) -> Iterator[None]:
-    """Ask the model again in this context, ignoring cached answers (and caching the new ones).
-
-    Used when a final result (a judge answer that did not parse) is re-asked on purpose:
-    the cached answer is the one that failed.
-    """
-    token = _REFRESH.set(refresh)
-    try:
-        yield
-    finally:
-        _REFRESH.reset(token)
-
-
-@contextlib.contextmanager
-def current_ledger() -> Iterator[Ledger]:
-    """Collect the calls made in this context (and the tasks it starts) into a new Ledger."""
-    ledger = Ledger()
-    token = _LEDGER.set(ledger)
-    try:
-        yield ledger
-    finally:
-        _LEDGER.reset(token)
+DirectPath = Literal["wire", "pydantic-ai"]
 
 
 class ResponseCache(Protocol):
@@ -225,57 +129,89 @@ def request_key(
     return hashlib.sha256(json.dumps(doc, sort_keys=True, default=str).encode()).hexdigest()
 
 
-def _retryable(exc: BaseException) -> bool:
-    if isinstance(exc, ModelRequestRejectedError | ModelQuotaExceededError):
-        return False
-    return isinstance(exc, ModelAPIError | asyncio.TimeoutError)
-
-
-def is_transport_error(exc: BaseException) -> bool:
-    """Whether a failed call never got an answer from the model (so asking again may work).
-
-    Timeouts, refused connections, rate limits, server errors, refused or cut-off bodies:
-    everything the model layer raises except an answer that does not fit (which pydantic-ai
-    reports as ``UnexpectedModelBehavior`` and a judge records as a final parse failure).
-    """
-    if isinstance(exc, ModelRequestRejectedError | ModelContextWindowExceededError):
-        return False  # the request itself is refused: asking the same again cannot help
-    return isinstance(exc, ModelAPIError | TimeoutError | OSError)
-
-
 class ManagedModel(WrapperModel):
-    """A pydantic-ai model with limits, retries, a response cache and accounting."""
+    """A pydantic-ai model with limits, retries, a response cache and accounting.
+
+    ``direct`` is the same model's client for single-shot judges (same limit and cache).
+    """
 
     def __init__(
         self,
-        wrapped: Model,
+        wrapped: Model | Callable[[], Model],
         spec: ModelSpec,
         semaphore: asyncio.Semaphore,
         cache: ResponseCache | None,
         *,
         rng: random.Random | None = None,
+        direct: DirectClient | None = None,
     ) -> None:
-        super().__init__(wrapped)
+        # the provider SDK's client is built on first use: a judge on the direct path never
+        # needs it (building one loads TLS certificates: ~90 ms of CPU)
+        Model.__init__(self)
+        self._wrapped: Model | None = wrapped if isinstance(wrapped, Model) else None
+        self._factory = None if isinstance(wrapped, Model) else wrapped
         self.spec = spec
         self.semaphore = semaphore
         self.cache = cache
         self._rng = rng or random.Random()
+        self._direct = direct
         # identical requests in flight at once make one call (the cache cannot: it is only
         # written when the first answer arrives)
         self._inflight: dict[str, asyncio.Future[ModelResponse]] = {}
+
+    async def __aenter__(self) -> ManagedModel:
+        """Nothing to open: the pool owns the model's HTTP client for the whole job."""
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        """Nothing to close here: the pool closes the client when the job ends.
+
+        An agent run that ends must not close the client other runs share (pydantic-ai's
+        ``Model.__aexit__`` closes its provider on every exit; see ``ModelPool.session``).
+        """
+        return None
+
+    @property
+    def wrapped(self) -> Model:
+        """The pydantic-ai model (built on first use)."""
+        if self._wrapped is None:
+            assert self._factory is not None
+            self._wrapped = self._factory()
+        return self._wrapped
+
+    @wrapped.setter
+    def wrapped(self, value: Model) -> None:
+        self._wrapped = value
+
+    @property
+    def built(self) -> bool:
+        """Whether the pydantic-ai model exists yet."""
+        return self._wrapped is not None
 
     @property
     def model_name(self) -> str:
         """The spec's model string (what grades record)."""
         return self.spec.model_string
 
+    @property
+    def direct(self) -> DirectClient:
+        """The client single-shot judges use (same limit and cache).
+
+        Pydantic-ai's request API over the wrapped model when the pool did not give one.
+        """
+        if self._direct is None:
+            replies = ReplyCache(_batched(self.cache)) if self.cache is not None else None
+            self._direct = DirectClient(
+                self.spec,
+                PydanticAITransport(self.spec, self.wrapped),
+                self.semaphore,
+                replies,
+                rng=self._rng,
+            )
+        return self._direct
+
     def _pinned_settings(self, settings: ModelSettings | None) -> ModelSettings:
-        pinned: dict[str, Any] = {}
-        if self.spec.temperature is not None:
-            pinned["temperature"] = self.spec.temperature
-        if self.spec.seed is not None and self.spec.provider == "openai":
-            pinned["seed"] = self.spec.seed
-        return ModelSettings(**{**pinned, **(settings or {})})  # type: ignore[typeddict-item]
+        return ModelSettings(**{**pinned_settings(self.spec), **(settings or {})})
 
     async def request(
         self,
@@ -348,7 +284,7 @@ class ManagedModel(WrapperModel):
                     )
                 break
             except Exception as exc:
-                if not _retryable(exc) or attempts > self.spec.max_retries:
+                if not retryable(exc) or attempts > self.spec.max_retries:
                     if ledger is not None:
                         ledger.calls.append(
                             CallRecord(
@@ -362,7 +298,7 @@ class ManagedModel(WrapperModel):
                             )
                         )
                     raise
-                await asyncio.sleep(self._delay(attempts, exc))
+                await asyncio.sleep(backoff_delay(self.spec, self._rng, attempts, exc))
         usage = response.usage
         if ledger is not None:
             ledger.calls.append(
@@ -381,14 +317,29 @@ class ManagedModel(WrapperModel):
             await asyncio.to_thread(self.cache.put_cached_response, key, self.model_name, doc)
         return response
 
-    def _delay(self, attempt: int, exc: BaseException) -> float:
-        """Exponential backoff with full jitter, never shorter than the server's Retry-After."""
-        cap = min(self.spec.backoff_max_s, self.spec.backoff_s * 2 ** (attempt - 1))
-        delay = self._rng.uniform(0, cap)
-        retry_after = getattr(exc, "retry_after", None)
-        if isinstance(retry_after, int | float):
-            delay = max(delay, float(retry_after))
-        return delay
+
+class _SingleKeyCache:
+    """A cache with one-key methods only, read and written many keys at a time."""
+
+    def __init__(self, cache: ResponseCache) -> None:
+        self.cache = cache
+
+    def get_cached_responses(self, keys: Sequence[str]) -> dict[str, dict[str, Any]]:
+        out = {}
+        for k in keys:
+            doc = self.cache.get_cached_response(k)
+            if doc is not None:
+                out[k] = doc
+        return out
+
+    def put_cached_responses(self, rows: Sequence[CacheRow]) -> int:
+        for r in rows:
+            self.cache.put_cached_response(r.key, r.model, r.response)
+        return len(rows)
+
+
+def _batched(cache: ResponseCache) -> BatchedResponseCache:
+    return cache if isinstance(cache, BatchedResponseCache) else _SingleKeyCache(cache)
 
 
 _KEY_ENV = {
@@ -448,34 +399,128 @@ def build_model(spec: ModelSpec, api_key: str | None) -> Model:
     )
 
 
-class ModelPool:
-    """Models for one job, sharing a semaphore per provider endpoint. Create inside the loop."""
+async def _close_sdk_client(model: Model) -> None:
+    """Close a provider SDK client the pool made, inside the loop that used it.
 
-    def __init__(self, cache: ResponseCache | None = None, *, seed: int | None = None) -> None:
+    Left to the garbage collector, its HTTP client would try to close on a loop that is
+    already closed (and print a traceback).
+    """
+    client = getattr(model, "client", None)
+    close = getattr(client, "close", None)
+    if close is None:
+        return
+    with contextlib.suppress(Exception):
+        result = close()
+        if inspect.isawaitable(result):
+            await result
+
+
+def direct_client(model: Model, spec: ModelSpec) -> DirectClient:
+    """The single-shot client for a judge's model.
+
+    A ``ManagedModel`` (from a pool) gives its own, sharing the endpoint's limit and the
+    pool's cache; any other pydantic-ai model is asked through pydantic-ai's request API
+    with its own limit and no cache.
+    """
+    if isinstance(model, ManagedModel):
+        return model.direct
+    return DirectClient(
+        spec,
+        PydanticAITransport(spec, model),
+        asyncio.Semaphore(spec.max_concurrency),
+        None,
+    )
+
+
+class ModelPool:
+    """Models for one job, sharing a semaphore per provider endpoint. Create inside the loop.
+
+    Args:
+        cache: The response cache (the Store); None neither reads nor writes one.
+        seed: Seed of the backoff jitter.
+        direct: How single-shot judges reach a model with a wire protocol: ``"wire"``
+            (lhbench's own client, the default) or ``"pydantic-ai"`` (pydantic-ai's
+            ``model_request`` over the provider SDK, measured in ``bench/judge_throughput.py``).
+    """
+
+    def __init__(
+        self,
+        cache: ResponseCache | None = None,
+        *,
+        seed: int | None = None,
+        direct: DirectPath = "wire",
+    ) -> None:
         self.cache = cache
+        self.replies = ReplyCache(_batched(cache)) if cache is not None else None
+        self.direct_path = direct
         self._semaphores: dict[str, asyncio.Semaphore] = {}
+        self._limits: dict[str, int] = {}
         self._models: dict[str, ManagedModel] = {}
+        self._http: dict[str, aiohttp.ClientSession] = {}
         self._rng = random.Random(seed)
+
+    def _semaphore(self, spec: ModelSpec) -> asyncio.Semaphore:
+        """The endpoint's limit: the first spec seen for an endpoint sets it."""
+        sem = self._semaphores.get(spec.pool_key)
+        if sem is None:
+            sem = self._semaphores[spec.pool_key] = asyncio.Semaphore(spec.max_concurrency)
+            self._limits[spec.pool_key] = spec.max_concurrency
+        return sem
+
+    def _http_session(self, spec: ModelSpec) -> aiohttp.ClientSession:
+        """The endpoint's one long-lived HTTP session (made on first use, inside the loop)."""
+        session = self._http.get(spec.pool_key)
+        if session is None or session.closed:
+            import aiohttp
+
+            self._semaphore(spec)
+            # proxies from the environment are read once per endpoint by the transport
+            # (trust_env would read them, and ~/.netrc, in a thread on every request);
+            # API answers set no cookies worth keeping
+            session = aiohttp.ClientSession(
+                connector=aiohttp.TCPConnector(limit=self._limits[spec.pool_key]),
+                timeout=aiohttp.ClientTimeout(total=None),
+                cookie_jar=aiohttp.DummyCookieJar(),
+            )
+            self._http[spec.pool_key] = session
+        return session
 
     def get(self, spec: ModelSpec, *, wrapped: Model | None = None) -> ManagedModel:
         """The managed model for ``spec``; ``wrapped`` substitutes the model (a FunctionModel)."""
         if spec.ref in self._models and wrapped is None:
             return self._models[spec.ref]
-        sem = self._semaphores.setdefault(spec.pool_key, asyncio.Semaphore(spec.max_concurrency))
+        sem = self._semaphore(spec)
         api_key = None if wrapped is not None else _api_key(spec)
-        model = ManagedModel(
-            wrapped or build_model(spec, api_key), spec, sem, self.cache, rng=self._rng
+        model: Model | Callable[[], Model] = wrapped or (lambda: build_model(spec, api_key))
+        wire = wire_for(spec) if wrapped is None and self.direct_path == "wire" else None
+        managed = ManagedModel(model, spec, sem, self.cache, rng=self._rng)
+        transport = (
+            WireTransport(spec, wire, api_key, lambda: self._http_session(spec))
+            if wire is not None
+            else PydanticAITransport(spec, managed.wrapped)
         )
+        managed._direct = DirectClient(spec, transport, sem, self.replies, rng=self._rng)
         if wrapped is None:
-            self._models[spec.ref] = model
-        return model
+            self._models[spec.ref] = managed
+        return managed
+
+    def flush(self) -> int:
+        """Write cached replies no job has written yet; returns how many were new."""
+        return self.replies.flush() if self.replies is not None else 0
 
     @contextlib.asynccontextmanager
     async def session(self) -> AsyncIterator[ModelPool]:
-        """Close every model's HTTP client when the job ends."""
+        """Close every HTTP client when the job ends, after writing what is left to cache."""
         try:
             yield self
         finally:
-            for m in self._models.values():
+            if self.replies is not None and self.replies.pending:
+                await asyncio.to_thread(self.flush)
+            for http in self._http.values():
                 with contextlib.suppress(Exception):
-                    await m.wrapped.__aexit__(None, None, None)
+                    await http.close()
+            for m in self._models.values():
+                if m.built:
+                    with contextlib.suppress(Exception):
+                        await m.wrapped.__aexit__(None, None, None)
+                    await _close_sdk_client(m.wrapped)

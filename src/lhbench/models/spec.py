@@ -10,6 +10,8 @@ Accepted forms:
 
 from __future__ import annotations
 
+import functools
+
 from pydantic import Field, NonNegativeFloat, PositiveFloat, PositiveInt
 
 from lhbench.errors import ConfigError
@@ -83,12 +85,54 @@ class ModelSpec(Schema):
         return self.base_url or self.provider
 
     def cost(self, input_tokens: int, output_tokens: int) -> float | None:
-        """USD for a call, when both prices are configured."""
-        if self.price_input_per_mtok is None or self.price_output_per_mtok is None:
-            return None
-        return (
-            input_tokens * self.price_input_per_mtok + output_tokens * self.price_output_per_mtok
-        ) / 1e6
+        """USD for a call: configured prices first, else the public price table; None if unknown."""
+        if self.price_input_per_mtok is not None and self.price_output_per_mtok is not None:
+            return (
+                input_tokens * self.price_input_per_mtok
+                + output_tokens * self.price_output_per_mtok
+            ) / 1e6
+        return _table_price(self.provider, self.name, input_tokens, output_tokens)
+
+    @property
+    def price_source(self) -> str | None:
+        """Where this model's costs come from: ``configured``, the table's entry, or None."""
+        if self.price_input_per_mtok is not None and self.price_output_per_mtok is not None:
+            return "configured"
+        return _table_entry(self.provider, self.name)
+
+
+# lhbench provider -> genai-prices provider id
+_TABLE_PROVIDERS = {"openai": "openai", "anthropic": "anthropic", "google-gla": "google"}
+
+
+@functools.lru_cache(maxsize=256)
+def _table_entry(provider: str, name: str) -> str | None:
+    """``genai-prices <version>: <provider>/<model id>`` for a model the table knows."""
+    pid = _TABLE_PROVIDERS.get(provider)
+    if pid is None:
+        return None
+    try:
+        from importlib.metadata import version
+
+        from genai_prices import Usage, calc_price
+
+        found = calc_price(Usage(input_tokens=0, output_tokens=0), model_ref=name, provider_id=pid)
+    except (ImportError, LookupError):
+        return None
+    return f"genai-prices {version('genai-prices')}: {found.provider.id}/{found.model.id}"
+
+
+def _table_price(provider: str, name: str, input_tokens: int, output_tokens: int) -> float | None:
+    if _table_entry(provider, name) is None:
+        return None
+    from genai_prices import Usage, calc_price
+
+    found = calc_price(
+        Usage(input_tokens=input_tokens, output_tokens=output_tokens),
+        model_ref=name,
+        provider_id=_TABLE_PROVIDERS[provider],
+    )
+    return float(found.total_price)
 
 
 def resolve_model(ref: str, aliases: dict[str, dict[str, object]] | None = None) -> ModelSpec:

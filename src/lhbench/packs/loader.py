@@ -228,6 +228,17 @@ def _check_task_refs(
                 ("environment", "hooks", i, "check"),
                 f"{hook.check!r} is not a file in {task_dir.name}/",
             )
+    if env.checks:
+        from lhbench.plugins import check_registry
+
+        installed = check_registry()
+        for i, name in enumerate(env.checks):
+            if name not in installed:
+                problem(
+                    ("environment", "checks", i),
+                    f"no state check {name!r} is installed (installed: "
+                    f"{', '.join(sorted(installed)) or 'none'}; see lhbench plugins list)",
+                )
 
 
 def load_pack(path: Path | str) -> TaskPack:

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cached_property
 
+from lhbench.config import Settings
 from lhbench.schema import (
     Grade,
     JudgeKind,
@@ -28,7 +29,19 @@ from lhbench.schema import (
 )
 from lhbench.store import Store, group_key
 
-__all__ = ["Exclusions", "ReportData", "current_grades", "group_label"]
+__all__ = ["Exclusions", "ReportData", "configured_panel", "current_grades", "group_label"]
+
+
+def configured_panel(settings: Settings) -> set[str] | None:
+    """Judge config hashes of the configured ``judge_panel`` (None when none is configured)."""
+    if not settings.judge_panel:
+        return None
+    from lhbench.judges import rubric_judge_identity
+    from lhbench.models import resolve_model
+
+    return {
+        rubric_judge_identity(resolve_model(r, settings.models)).key for r in settings.judge_panel
+    }
 
 
 def group_label(run: Run, by: Sequence[str]) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import math
 from collections.abc import Sequence
+from typing import Any
 
 import matplotlib
 
@@ -12,28 +13,41 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.figure import Figure
+from matplotlib.text import Text
 
 from lhbench.stats import EloResult, PanelAgreement
 
 __all__ = ["aj_f1_svg", "elo_svg", "kappa_heatmap_svg", "leaderboard_svg", "to_svg"]
 
 # Labels come from data (model names, run names, rubric titles): never read them as
-# mathtext ("$x$") or TeX.
-plt.rcParams.update(
-    {
-        "svg.fonttype": "none",
-        "font.size": 9,
-        "svg.hashsalt": "lhbench",
-        "text.parse_math": False,
-        "text.usetex": False,
-    }
-)
+# mathtext ("$x$") or TeX. The defaults say so, and to_svg says so again on every text of
+# the figure, so a library resetting matplotlib's settings cannot bring mathtext back.
+_RC: Any = {
+    "svg.fonttype": "none",
+    "font.size": 9,
+    "svg.hashsalt": "lhbench",
+    "text.parse_math": False,
+    "text.usetex": False,
+}
+plt.rcParams.update(_RC)
+
+
+def _plain_text(fig: Figure) -> None:
+    """Every text of the figure drawn as the characters it holds."""
+    for text in fig.findobj(Text):
+        text.set_parse_math(False)
+        text.set_usetex(False)
 
 
 def to_svg(fig: Figure) -> str:
-    """Render and close a figure; returns the ``<svg>`` element (no XML prolog)."""
+    """Render and close a figure; returns the ``<svg>`` element (no XML prolog).
+
+    Labels are never interpreted: ``$x^2$`` in a model name is drawn as those characters.
+    """
+    _plain_text(fig)
     buf = io.StringIO()
-    fig.savefig(buf, format="svg", bbox_inches="tight", metadata={"Date": None})
+    with matplotlib.rc_context(_RC):
+        fig.savefig(buf, format="svg", bbox_inches="tight", metadata={"Date": None})
     plt.close(fig)
     text = buf.getvalue()
     return text[text.index("<svg") :]

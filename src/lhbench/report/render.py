@@ -10,6 +10,7 @@ from pathlib import Path
 from lhbench.report.ablation import ablation_section
 from lhbench.report.agreement import agreement_section
 from lhbench.report.aj import aj_section
+from lhbench.report.aj_breakdown import aj_breakdown_section
 from lhbench.report.arena import arena_section
 from lhbench.report.data import ReportData
 from lhbench.report.failures import failures_section
@@ -60,6 +61,7 @@ def build_sections(
     if ablation:
         sections.append(ablation_section(data, ablation, baseline, by, seed=seed))
     sections.append(aj_section(data))
+    sections.append(aj_breakdown_section(data))
     sections.append(failures_section(data, by))
     sections.append(grading_health_section(data))
     return sections

@@ -26,6 +26,7 @@ from lhbench.sandbox.policy import (
     SandboxPolicy,
     lhbench_paths,
     policy_for,
+    private_paths,
     script_argv,
     system_mounts,
 )
@@ -52,6 +53,7 @@ __all__ = [
     "get_sandbox",
     "lhbench_paths",
     "policy_for",
+    "private_paths",
     "run_sandboxed",
     "run_sandboxed_sync",
     "script_argv",

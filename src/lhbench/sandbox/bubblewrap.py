@@ -163,7 +163,9 @@ class BubblewrapSandbox:
         mount_args: list[str] = []
         for m in policy.mounts:
             src, at = os.path.abspath(m.source), os.path.abspath(m.at)
-            if os.path.islink(src) and m.target is None and not m.writable:
+            if m.empty:
+                mount_args += ["--tmpfs", at]
+            elif os.path.islink(src) and m.target is None and not m.writable:
                 mount_args += ["--symlink", os.readlink(src), at]
             elif m.writable:
                 mount_args += ["--bind", src, at]

@@ -98,6 +98,9 @@ class ContainerSandbox:
         if lim.file_mb is not None:
             args += ["--ulimit", f"fsize={lim.file_mb << 20}"]
         for m in policy.mounts:
+            if m.empty:
+                args += ["--tmpfs", str(Path(m.at).absolute())]
+                continue
             if not m.source.exists() or str(m.source).startswith(("/usr", "/lib", "/bin", "/etc")):
                 continue  # the image brings its own system
             mode = "rw" if m.writable else "ro"

@@ -25,6 +25,7 @@ __all__ = [
     "SandboxPolicy",
     "lhbench_paths",
     "policy_for",
+    "private_paths",
     "script_argv",
     "system_mounts",
 ]
@@ -61,6 +62,7 @@ class Mount:
     source: Path
     writable: bool = False
     target: Path | None = None
+    empty: bool = False  # hide what is there: an empty directory (a tmpfs) in its place
 
     @property
     def at(self) -> Path:
@@ -167,10 +169,48 @@ def lhbench_paths() -> list[Path]:
     return sorted(p for p in paths if p.exists() and str(p) not in ("/", "/usr"))
 
 
+# In a bundled pack: what a run must not see (answers, labels, and how it is checked)
+_PRIVATE_DIRS = ("ground_truth", "reference")
+_PRIVATE_TASK_DIRS = ("trajectories", "answers")
+_PRIVATE_TASK_FILES = ("verify.py", "labels.json", "expected.json")
+
+
+def private_paths() -> list[Path]:
+    """What lhbench's own mounts would show but no sandboxed process may read by default.
+
+    The bundled packs sit inside the installed package, which every sandbox sees (to run
+    ``python -m lhbench…``): their ground truth, reference solutions, labelled
+    trajectories and verify scripts are hidden (an empty directory; a file cannot be opened). A
+    process that needs them (a verify script, a check) is given its task's directory
+    explicitly, which shows them again; an agent never is. What a pack's tools serve
+    (design files, data rooms, corpora) stays readable, for its MCP servers.
+    """
+    data = Path(__file__).resolve().parents[1] / "packs" / "data"
+    out: list[Path] = []
+    if not data.is_dir():
+        return out
+    for pack in sorted(p for p in data.iterdir() if p.is_dir()):
+        out += [pack / d for d in _PRIVATE_DIRS if (pack / d).is_dir()]
+        tasks = pack / "tasks"
+        if tasks.is_dir():
+            for task in sorted(t for t in tasks.iterdir() if t.is_dir()):
+                out += [task / d for d in _PRIVATE_TASK_DIRS if (task / d).is_dir()]
+                out += [task / f for f in _PRIVATE_TASK_FILES if (task / f).is_file()]
+    return out
+
+
+def _hidden(path: Path) -> Mount:
+    # a directory becomes an empty one; a file, a device node that cannot be opened there
+    if path.is_dir():
+        return Mount(path, empty=True)
+    return Mount(Path(os.devnull), target=path)
+
+
 def system_mounts() -> list[Mount]:
-    """System directories and the parts of /etc programs need, read-only."""
+    """System directories and the parts of /etc programs need, read-only; packs hidden."""
     out = [Mount(Path(p)) for p in (*_SYSTEM, *_ETC) if os.path.lexists(p)]
     out += [Mount(p) for p in lhbench_paths()]
+    out += [_hidden(p) for p in private_paths()]
     return out
 
 

@@ -21,6 +21,7 @@ from lhbench.schema.grading import (
     vote_key,
 )
 from lhbench.schema.pack import (
+    ArenaSpec,
     ComplexityTags,
     EnvironmentKind,
     EnvironmentSpec,
@@ -40,11 +41,22 @@ from lhbench.schema.rubric import (
     Tier,
     TierKind,
 )
-from lhbench.schema.run import Artifact, Role, Run, RunStatus, Step, StepKind, Trajectory
+from lhbench.schema.run import (
+    STEP_ROW,
+    Artifact,
+    Role,
+    Run,
+    RunStatus,
+    Step,
+    StepKind,
+    Trajectory,
+)
 
 __all__ = [
     "EXPORTED_MODELS",
+    "STEP_ROW",
     "WEIGHT_TOLERANCE",
+    "ArenaSpec",
     "Artifact",
     "AuthorKind",
     "ComplexityTags",

@@ -10,6 +10,7 @@ from lhbench.schema.base import Schema, VersionLabel
 from lhbench.schema.rubric import Rubric
 
 __all__ = [
+    "ArenaSpec",
     "ComplexityTags",
     "EnvironmentKind",
     "EnvironmentSpec",
@@ -83,6 +84,11 @@ class EnvironmentSpec(Schema):
     verify: str | None = Field(default=None, description="Python script that checks the state.")
     mcp_servers: list[str] = Field(default_factory=list, description="Pack MCP servers to wire.")
     hooks: list[HookSpec] = Field(default_factory=list, description="Post-tool verification.")
+    checks: list[str] = Field(
+        default_factory=list,
+        description="Named state checks (built in or from plugins: `lhbench plugins list`), "
+        "run with the verify script.",
+    )
 
 
 class ComplexityTags(Schema):
@@ -103,6 +109,30 @@ class TaskLimits(Schema):
     tool_calls: PositiveInt | None = None
 
 
+class ArenaSpec(Schema):
+    """What the preference arena shows of a run of this task, the same on both sides.
+
+    ``artifacts`` are paths or globs relative to the run's workspace (``*`` within one
+    path segment, ``**`` across segments); ``final_answer`` adds the agent's last message.
+    A task without this shows its runs' files (harness-internal ones left out) and the
+    final answer.
+    """
+
+    artifacts: list[str] = Field(
+        default_factory=list, description="Workspace paths or globs to compare (site/**/*.html)."
+    )
+    final_answer: bool = Field(default=False, description="Also compare the last message.")
+
+    @model_validator(mode="after")
+    def _something_to_compare(self) -> ArenaSpec:
+        if not self.artifacts and not self.final_answer:
+            raise ValueError("declare 'artifacts' (paths or globs) or 'final_answer: true'")
+        for pattern in self.artifacts:
+            if not pattern.strip() or pattern.startswith("/") or ".." in pattern.split("/"):
+                raise ValueError(f"artifact pattern {pattern!r} must be a relative path or glob")
+        return self
+
+
 class Task(Schema):
     """One task: a single instruction, or a list of user turns for a multi-turn task."""
 
@@ -118,6 +148,9 @@ class Task(Schema):
     skills: list[str] = Field(default_factory=list, description="Skill names in the pack.")
     tags: ComplexityTags = Field(default_factory=ComplexityTags)
     limits: TaskLimits = Field(default_factory=TaskLimits)
+    arena: ArenaSpec | None = Field(
+        default=None, description="What the preference arena compares of two runs."
+    )
     content_hash: str = Field(default="", description="Set by the pack loader.")
 
     @model_validator(mode="after")

@@ -11,6 +11,7 @@ from pydantic import AwareDatetime, Field, NonNegativeFloat, NonNegativeInt, mod
 from lhbench.schema.base import Schema, Usage
 
 __all__ = [
+    "STEP_ROW",
     "Artifact",
     "Role",
     "Run",
@@ -51,6 +52,10 @@ class Run(Schema):
     started_at: AwareDatetime | None = None
     ended_at: AwareDatetime | None = None
     usage: Usage = Field(default_factory=Usage)
+    model_usage: dict[str, Usage] = Field(
+        default_factory=dict,
+        description="Usage per model, when the transcript names several (sub-agents, routers).",
+    )
     cost_usd: NonNegativeFloat | None = None
     error: str | None = None
     source: str | None = Field(default=None, description="Where an imported run came from.")
@@ -108,6 +113,9 @@ class Step(Schema):
     timestamp: AwareDatetime | None = None
     usage: Usage | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
+    agent_id: str | None = Field(
+        default=None, description="The sub-agent that took this step; None for the main agent."
+    )
 
     @model_validator(mode="after")
     def _tool_fields(self) -> Step:
@@ -116,6 +124,26 @@ class Step(Schema):
         ):
             raise ValueError(f"a {self.kind} step needs tool_name or tool_call_id")
         return self
+
+
+# A Step as a flat row, in this order: how importers hand steps to the store without building
+# a Step per line. tool_input, usage and metadata are JSON text; timestamp an aware datetime.
+STEP_ROW: tuple[str, ...] = (
+    "index",
+    "role",
+    "kind",
+    "content",
+    "tool_name",
+    "tool_call_id",
+    "tool_input",
+    "tool_output",
+    "is_error",
+    "exit_code",
+    "timestamp",
+    "usage",
+    "metadata",
+    "agent_id",
+)
 
 
 class Trajectory(Schema):

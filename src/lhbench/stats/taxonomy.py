@@ -24,6 +24,7 @@ from lhbench.schema import ErrorType, Run, Step, StepKind, Trajectory
 from lhbench.stats.agreement import cohen_kappa
 
 __all__ = [
+    "FIGMA_API_ERROR",
     "AgentFailureRow",
     "ErrorEvent",
     "ErrorType",
@@ -33,12 +34,19 @@ __all__ = [
     "classify_text",
     "error_events",
     "extraction_agreement",
+    "figma_api_errors",
+    "soft_failure",
     "type_table",
 ]
 
 
+# A Figma REST error as the design tools report it ("Figma API error: 429 - {...}"): a tool
+# call failure whatever its body says (LH-Bench: Figma MCP calls were 51% of tool failures).
+FIGMA_API_ERROR = re.compile(r"Figma API error: \d{3}")
+
 # Most specific first: a type error found during a build is a type error.
 _RULES: list[tuple[ErrorType, re.Pattern[str]]] = [
+    (ErrorType.TOOL_CALL_FAILURE, FIGMA_API_ERROR),
     (
         ErrorType.GIT_ERROR,
         re.compile(
@@ -163,6 +171,24 @@ def classify_text(
     return ErrorType.OTHER
 
 
+# LH-Bench's design, preview and deploy tools answer a failed call with a normal result
+# holding {"status": "error", "error": "..."}: for those tools that is a failed call.
+_SOFT_TOOLS = re.compile(r"figma|preview|node_|_node|upload_dist|deploy", re.I)
+_SOFT_ERROR = re.compile(r'^\s*\{\s*"status"\s*:\s*"error"')
+
+
+def soft_failure(tool_name: str | None, output: str | None) -> bool:
+    """Whether a tool result that did not fail is an error payload of a design/preview tool."""
+    return bool(
+        tool_name and output and _SOFT_TOOLS.search(tool_name) and _SOFT_ERROR.match(output)
+    )
+
+
+def figma_api_errors(events: Iterable[ErrorEvent]) -> list[ErrorEvent]:
+    """The events that are Figma REST errors (429s, 404s, 403s, ...) seen by design tools."""
+    return [e for e in events if FIGMA_API_ERROR.search(e.evidence)]
+
+
 def _command(tool_input: dict[str, Any] | None) -> str | None:
     if not tool_input:
         return None
@@ -230,13 +256,11 @@ def error_events(trajectory: Trajectory) -> list[ErrorEvent]:
     for s in steps:
         if s.kind == StepKind.TOOL_RESULT:
             call = calls.get(s.tool_call_id or "")
+            name = s.tool_name or (call.tool_name if call else None)
             ops.append(
                 (
-                    operation_key(
-                        s.tool_name or (call.tool_name if call else None),
-                        call.tool_input if call else None,
-                    ),
-                    not s.is_error,
+                    operation_key(name, call.tool_input if call else None),
+                    not s.is_error and not soft_failure(name, s.tool_output),
                 )
             )
         else:
@@ -244,7 +268,11 @@ def error_events(trajectory: Trajectory) -> list[ErrorEvent]:
     events = []
     for i, s in enumerate(steps):
         failed_result = s.kind == StepKind.TOOL_RESULT and (
-            s.is_error or (s.exit_code not in (None, 0))
+            s.is_error
+            or (s.exit_code not in (None, 0))
+            or soft_failure(
+                s.tool_name or calls.get(s.tool_call_id or "", s).tool_name, s.tool_output
+            )
         )
         if not (
             failed_result
@@ -336,14 +364,20 @@ def agent_table(runs: Sequence[tuple[str, Run, Trajectory]]) -> list[AgentFailur
         a[0] += 1
         a[1] += len(events)
         a[2] += sum(e.recovered for e in events)
-        a[3] += sum(1 for s in results if s.is_error or s.exit_code not in (None, 0))
+        a[3] += sum(
+            1
+            for s in results
+            if s.is_error
+            or s.exit_code not in (None, 0)
+            or soft_failure(s.tool_name, s.tool_output)
+        )
         a[4] += len(calls)
         ops = [
             operation_key(
                 s.tool_name, calls[s.tool_call_id].tool_input if s.tool_call_id in calls else None
             )
             for s in results
-            if not s.is_error
+            if not s.is_error and not soft_failure(s.tool_name, s.tool_output)
         ]
         a[5] += "preview" in ops
         a[6] += "deploy" in ops

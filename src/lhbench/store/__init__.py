@@ -1,17 +1,38 @@
 """Persistence on SQLAlchemy 2 + Alembic: SQLite by default, PostgreSQL by URL."""
 
-from lhbench.store.arena import ComparisonRecord, UserRecord
+from lhbench.store.accounts import SessionRecord, UserRecord
+from lhbench.store.aggregates import (
+    CellKey,
+    GradeCombo,
+    GradeSummary,
+    LabelFact,
+    RunFact,
+    StepCounts,
+    VerdictFact,
+)
+from lhbench.store.arena import OUTCOMES, ComparisonRecord
 from lhbench.store.base import ResultState
 from lhbench.store.db import current_revision, head_revision, make_engine, upgrade
+from lhbench.store.judgements import VoteColumns
 from lhbench.store.runs import RunSummary, group_key, group_runs
 from lhbench.store.store import Store
 
 __all__ = [
+    "OUTCOMES",
+    "CellKey",
     "ComparisonRecord",
+    "GradeCombo",
+    "GradeSummary",
+    "LabelFact",
     "ResultState",
+    "RunFact",
     "RunSummary",
+    "SessionRecord",
+    "StepCounts",
     "Store",
     "UserRecord",
+    "VerdictFact",
+    "VoteColumns",
     "current_revision",
     "group_key",
     "group_runs",

@@ -2,22 +2,26 @@
 
 from __future__ import annotations
 
-from datetime import UTC
+from collections.abc import Iterable, Sequence
+from datetime import UTC, datetime
 from typing import Any
 
 import orjson
 
-from lhbench.schema import Run, Step, utcnow
+from lhbench.schema import STEP_ROW, Run, Step, utcnow
 from lhbench.store.tables import RunRow, StepRow
 
 __all__ = [
+    "PG_STEP_INSERT",
     "SQLITE_STEP_INSERT",
     "json_or_none",
+    "pg_step_params",
     "run_from",
     "run_row",
+    "sqlite_step_params",
     "step_from",
+    "step_record",
     "step_row",
-    "step_tuple",
 ]
 
 
@@ -37,6 +41,7 @@ def run_row(run: Run) -> dict[str, Any]:
         "started_at": run.started_at,
         "ended_at": run.ended_at,
         "usage": run.usage.model_dump(mode="json"),
+        "model_usage": {m: u.model_dump(mode="json") for m, u in run.model_usage.items()} or None,
         "cost_usd": run.cost_usd,
         "error": run.error,
         "source": run.source,
@@ -62,6 +67,7 @@ def run_from(row: RunRow) -> Run:
             "started_at": row.started_at,
             "ended_at": row.ended_at,
             "usage": row.usage,
+            "model_usage": row.model_usage or {},
             "cost_usd": row.cost_usd,
             "error": row.error,
             "source": row.source,
@@ -87,28 +93,22 @@ def step_row(run_id: str, step: Step) -> dict[str, Any]:
         "timestamp": step.timestamp,
         "usage": step.usage.model_dump(mode="json") if step.usage else None,
         "metadata": step.metadata,
+        "agent_id": step.agent_id,
     }
 
 
-_STEP_COLUMNS = (
-    "run_id",
-    "idx",
-    "role",
-    "kind",
-    "content",
-    "tool_name",
-    "tool_call_id",
-    "tool_input",
-    "tool_output",
-    "is_error",
-    "exit_code",
-    "timestamp",
-    "usage",
-    "metadata",
-)
+# the steps columns in schema.STEP_ROW order, then run_id
+_STEP_COLUMNS = (*("idx" if f == "index" else f for f in STEP_ROW), "run_id")
 SQLITE_STEP_INSERT = (
     f"INSERT INTO steps ({', '.join(_STEP_COLUMNS)}) VALUES ({', '.join('?' * len(_STEP_COLUMNS))})"
 )
+_JSON_FIELDS = {STEP_ROW.index(f) for f in ("tool_input", "usage", "metadata")}
+PG_STEP_INSERT = (
+    f"INSERT INTO steps ({', '.join(_STEP_COLUMNS)}) VALUES ("
+    + ", ".join("%s::jsonb" if i in _JSON_FIELDS else "%s" for i in range(len(_STEP_COLUMNS)))
+    + ")"
+)
+_TS = STEP_ROW.index("timestamp")
 
 
 def json_or_none(value: Any) -> str | None:
@@ -116,11 +116,9 @@ def json_or_none(value: Any) -> str | None:
     return None if value is None else orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode()
 
 
-def step_tuple(run_id: str, step: Step) -> tuple[Any, ...]:
-    """A step as SQLite stores it (the same text UTCDateTime and JSON columns write)."""
-    ts = step.timestamp
+def step_record(step: Step) -> tuple[Any, ...]:
+    """A Step as a flat row (``schema.STEP_ROW`` order, JSON fields as text)."""
     return (
-        run_id,
         step.index,
         step.role.value,
         step.kind.value,
@@ -131,10 +129,51 @@ def step_tuple(run_id: str, step: Step) -> tuple[Any, ...]:
         step.tool_output,
         step.is_error,
         step.exit_code,
-        ts.astimezone(UTC).replace(tzinfo=None).isoformat(sep=" ") if ts else None,
+        step.timestamp,
         json_or_none(step.usage.model_dump(mode="json")) if step.usage else None,
         json_or_none(step.metadata),
+        step.agent_id,
     )
+
+
+def sqlite_step_params(run_id: str, rows: Iterable[Sequence[Any]]) -> list[list[Any]]:
+    """Flat step rows as SQLite parameters (timestamps as the naive UTC text SQLite keeps).
+
+    A timestamp is converted once however many rows share it (importers hand the same
+    object to every step of a line).
+    """
+    out = []
+    last: datetime | None = None
+    text: str | None = None
+    for r in rows:
+        ts = r[_TS]
+        if ts is not last:
+            last = ts
+            text = ts.astimezone(UTC).replace(tzinfo=None).isoformat(sep=" ") if ts else None
+        p = list(r)
+        p[_TS] = text
+        p.append(run_id)
+        out.append(p)
+    return out
+
+
+def _no_nul(value: Any) -> Any:
+    # PostgreSQL text and jsonb hold no NUL character; a transcript can (escaped in JSON)
+    if isinstance(value, str) and "\x00" in value:
+        return value.replace("\x00", "\ufffd")
+    return value
+
+
+def pg_step_params(run_id: str, rows: Iterable[Sequence[Any]]) -> list[tuple[Any, ...]]:
+    """Flat step rows as PostgreSQL parameters (NUL characters replaced: it cannot keep them)."""
+    out = []
+    for r in rows:
+        vals = [_no_nul(v) for v in r]
+        for i in _JSON_FIELDS:
+            if isinstance(vals[i], str) and "\\u0000" in vals[i]:
+                vals[i] = vals[i].replace("\\u0000", "\\ufffd")
+        out.append((*vals, run_id))
+    return out
 
 
 def step_from(row: StepRow) -> Step:
@@ -154,5 +193,6 @@ def step_from(row: StepRow) -> Step:
             "timestamp": row.timestamp,
             "usage": row.usage,
             "metadata": row.metadata_,
+            "agent_id": row.agent_id,
         }
     )

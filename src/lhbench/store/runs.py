@@ -6,19 +6,22 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import and_, case, delete, func, insert, select
+from sqlalchemy import and_, case, delete, func, select
 from sqlalchemy.orm import Session
 
 from lhbench.errors import StoreError
 from lhbench.schema import Artifact, Run, Step, StepKind, Trajectory
 from lhbench.store.base import StoreBase, matching
 from lhbench.store.rows import (
+    PG_STEP_INSERT,
     SQLITE_STEP_INSERT,
+    pg_step_params,
     run_from,
     run_row,
+    sqlite_step_params,
     step_from,
+    step_record,
     step_row,
-    step_tuple,
 )
 from lhbench.store.tables import (
     ArtifactRow,
@@ -195,18 +198,28 @@ class RunStore(StoreBase):
                 s.execute(self._insert(StepRow).values(rows[start : start + 1000]))
 
     def append_steps(self, run_id: str, steps: Sequence[Step]) -> None:
-        """Add steps to a run's trajectory (importers stream them in batches)."""
-        if not steps:
+        """Add steps to a run's trajectory."""
+        self.append_step_rows(run_id, [step_record(st) for st in steps])
+
+    def append_step_rows(self, run_id: str, rows: Sequence[Sequence[Any]]) -> None:
+        """Add flat step rows (``schema.STEP_ROW`` order) to a run's trajectory, in one transaction.
+
+        Importers stream millions of rows: they go to the DBAPI directly, since SQLAlchemy's
+        per-row parameter processing costs more than the insert itself.
+        """
+        if not rows:
             return
         if self.backend == "sqlite":
-            # The DBAPI directly: SQLAlchemy's per-row parameter processing costs more than
-            # SQLite's insert itself, and imports write millions of rows.
-            rows = [step_tuple(run_id, st) for st in steps]
             with self.engine.begin() as conn:
-                conn.exec_driver_sql(SQLITE_STEP_INSERT, rows)
+                cur = conn.connection.cursor()
+                # checkpoint the WAL every 64 MiB rather than every 4: a bulk import then
+                # syncs the database file a few times, not once per few thousand rows
+                cur.execute("PRAGMA wal_autocheckpoint=16384")
+                cur.executemany(SQLITE_STEP_INSERT, sqlite_step_params(run_id, rows))
+                cur.close()
             return
         with self.engine.begin() as conn:
-            conn.execute(insert(StepRow), [step_row(run_id, st) for st in steps])
+            conn.exec_driver_sql(PG_STEP_INSERT, pg_step_params(run_id, rows))
 
     def delete_steps(self, run_id: str) -> None:
         """Remove a run's steps (before re-importing a partial import)."""

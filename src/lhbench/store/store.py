@@ -1,7 +1,7 @@
 """The Store: the one way into the database, for every other package.
 
-It is composed of one part per area (packs, runs, judgements, arena); web pages and jobs
-call its methods and never see an ORM row.
+It is composed of one part per area (packs, runs, judgements, arena, accounts, and lean
+aggregates for pages); web pages and jobs call its methods and never see an ORM row.
 """
 
 from __future__ import annotations
@@ -11,6 +11,8 @@ from typing import Self
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from lhbench.store.accounts import AccountStore
+from lhbench.store.aggregates import AggregateStore
 from lhbench.store.arena import ArenaStore
 from lhbench.store.db import make_engine, upgrade
 from lhbench.store.judgements import JudgementStore
@@ -30,7 +32,7 @@ from lhbench.store.tables import (
 __all__ = ["Store"]
 
 
-class Store(PackStore, RunStore, JudgementStore, ArenaStore):
+class Store(PackStore, AggregateStore, RunStore, JudgementStore, ArenaStore, AccountStore):
     """Persistence for lhbench. Open with :meth:`open`; safe to share across threads."""
 
     @classmethod

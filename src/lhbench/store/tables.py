@@ -7,6 +7,7 @@ from typing import Any
 
 from sqlalchemy import (
     JSON,
+    BigInteger,
     Boolean,
     DateTime,
     Dialect,
@@ -29,11 +30,14 @@ __all__ = [
     "ComparisonRow",
     "GradeRow",
     "LabelRow",
+    "LoginFailureRow",
     "PackRow",
     "ResponseCacheRow",
     "RubricRow",
     "RunRow",
+    "SessionRow",
     "StepRow",
+    "StoreVersionRow",
     "TaskRow",
     "UserRow",
     "VerdictRow",
@@ -136,6 +140,8 @@ class RunRow(Base):
     started_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     ended_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     usage: Mapped[dict[str, Any]] = mapped_column(JsonDoc)
+    # usage per model (sub-agents, routers); NULL for runs stored before it existed
+    model_usage: Mapped[dict[str, Any] | None] = mapped_column(JsonDoc)
     cost_usd: Mapped[float | None] = mapped_column(Float)
     error: Mapped[str | None] = mapped_column(Text)
     source: Mapped[str | None] = mapped_column(Text)
@@ -166,6 +172,7 @@ class StepRow(Base):
     timestamp: Mapped[datetime | None] = mapped_column(UTCDateTime)
     usage: Mapped[dict[str, Any] | None] = mapped_column(JsonDoc)
     metadata_: Mapped[dict[str, Any]] = mapped_column("metadata", JsonDoc)
+    agent_id: Mapped[str | None] = mapped_column(String(200))
 
 
 class ArtifactRow(Base):
@@ -298,4 +305,60 @@ class ComparisonRow(Base):
     run_b: Mapped[str] = mapped_column(String(200))
     left: Mapped[str] = mapped_column(String(1))
     created_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    # when the annotator decided (voted or skipped); ``outcome`` says which
     voted_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    outcome: Mapped[str | None] = mapped_column(String(10))
+    # the vote this comparison produced: one per comparison, enforced by the database
+    vote_id: Mapped[str | None] = mapped_column(String(200), unique=True)
+
+
+class SessionRow(Base):
+    """A signed-in browser: the cookie's hash, its user and CSRF token (server-side)."""
+
+    __tablename__ = "web_sessions"
+    id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    user: Mapped[str] = mapped_column(
+        String(100), ForeignKey("users.name", ondelete="CASCADE"), index=True
+    )
+    csrf: Mapped[str] = mapped_column(String(64))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    expires_at: Mapped[datetime] = mapped_column(UTCDateTime)
+
+
+class LoginFailureRow(Base):
+    """A failed sign-in, for rate limits per user name and per address."""
+
+    __tablename__ = "login_failures"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    name: Mapped[str] = mapped_column(String(100), index=True)
+    address: Mapped[str] = mapped_column(String(100), index=True)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, index=True)
+
+
+class StoreVersionRow(Base):
+    """One counter, bumped by database triggers on every write to an analysed table.
+
+    Page caches key on it, so an in-place update (a label, a tag, a status) shows at once,
+    whichever process wrote it.
+    """
+
+    __tablename__ = "store_version"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    version: Mapped[int] = mapped_column(BigInteger)
+
+
+# The web overview reads these columns of every grade: an index that covers them spares
+# reading each grade's JSON document, and finds each judge config's newest grade at once.
+OVERVIEW_COLUMNS = (
+    "judge_key",
+    "created_at",
+    "rubric_hash",
+    "tier",
+    "rubric_id",
+    "rubric_version",
+    "run_id",
+    "status",
+    "retryable",
+    "tier_score",
+)
+Index("ix_grades_overview", *(GradeRow.__table__.c[c] for c in OVERVIEW_COLUMNS))

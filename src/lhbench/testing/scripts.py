@@ -8,6 +8,7 @@ function the caller supplies, so tests know exactly what every judge said.
 from __future__ import annotations
 
 import hashlib
+import html
 import json
 import re
 from collections.abc import Callable
@@ -18,6 +19,7 @@ __all__ = [
     "ScoreFn",
     "auto_script",
     "dimension_ids",
+    "figma_agent_script",
     "hashed_scale_scores",
     "hashed_scores",
     "manifest_planner_script",
@@ -251,5 +253,121 @@ def auto_script() -> Callable[[StubRequest], StubReply]:
         if "read_manifest" in req.tool_names:
             return agent(req)
         return StubReply(content="stub answer (the lhbench model stub: no model ran)")
+
+    return script
+
+
+def figma_agent_script(*, task_id: str = "stub-preview") -> Callable[[StubRequest], StubReply]:
+    """A scripted Figma-to-code agent for the native harness (a dry run, not a model).
+
+    It calls each of LH-Bench's nine design tools and Framelink's two on the file and
+    frame the task names, writes a small page from the frame's texts under ``src/``,
+    previews it (create, status, stop) and finishes. A design call refused with a 429 is
+    repeated after the ``retry_after`` seconds it gives, doubled for each 429 in a row
+    (the reply waits that long), as an agent recovering from a rate limit would.
+    Stateless: everything comes from the conversation in the request. Tools are found by
+    suffix (harnesses prefix MCP tools with the server's name).
+    """
+
+    def calls_and_results(req: StubRequest) -> list[tuple[str, dict[str, object], str | None]]:
+        results = {
+            m.get("tool_call_id"): str(m.get("content", ""))
+            for m in req.messages
+            if m.get("role") == "tool"
+        }
+        out = []
+        for m in req.messages:
+            for c in m.get("tool_calls") or []:
+                fn = c.get("function", {})
+                args = json.loads(fn.get("arguments") or "{}")
+                out.append((str(fn.get("name", "")), args, results.get(c.get("id"))))
+        return out
+
+    def script(req: StubRequest) -> StubReply:
+        task = next(
+            (str(m.get("content", "")) for m in req.messages if m.get("role") == "user"), ""
+        )
+        key_m = re.search(r"Figma file ([A-Za-z0-9_-]+)", task)
+        node_m = re.search(r"node (\d+:\d+)", task)
+        key = key_m.group(1) if key_m else ""
+        node = node_m.group(1) if node_m else "1:1"
+        history = calls_and_results(req)
+        seen = "\n".join(r or "" for _n, _a, r in history)
+        texts = re.findall(r'"characters":\s*"((?:[^"\\]|\\.){3,80})"', seen)
+        image_ref = re.search(r'"imageRef":\s*"([0-9a-f]{8,})"', seen)
+        page = "\n".join(
+            "<p>" + html.escape(json.loads('"' + t + '"')) + "</p>" for t in dict.fromkeys(texts)
+        )
+        plan: list[tuple[str, dict[str, object]]] = [
+            ("get_figma_file", {"file_key": key}),
+            ("get_page_node_id", {"file_key": key, "page_name": "Desktop"}),
+            ("get_layer_node_id", {"file_key": key, "page_node_id": "0:1", "layer_name": "Home"}),
+            ("get_node_tree", {"file_key": key, "node_id": node, "depth": 3}),
+            ("get_node_styles", {"file_key": key, "node_id": node}),
+            ("get_node_components", {"file_key": key, "node_id": node}),
+            ("get_figma_file_nodes", {"file_key": key, "node_ids": node, "depth": 1}),
+            (
+                "get_page_visual_overview",
+                {"file_key": key, "page_node_id": "0:1", "output_dir": "design/overview"},
+            ),
+            (
+                "export_node_images",
+                {"file_key": key, "node_ids": node, "output_dir": "ground_truth", "scale": 2},
+            ),
+            ("get_figma_data", {"fileKey": key, "nodeId": node, "depth": 2}),
+            (
+                "download_figma_images",
+                {
+                    "fileKey": key,
+                    "localPath": "src/assets",
+                    "nodes": [{"nodeId": node, "fileName": "frame-thumb.png"}]
+                    + (
+                        [{"nodeId": node, "imageRef": image_ref.group(1), "fileName": "photo.png"}]
+                        if image_ref
+                        else []
+                    ),
+                },
+            ),
+            (
+                "write_file",
+                {
+                    "path": "src/index.html",
+                    "content": '<!doctype html><html><head><meta charset="utf-8"><title>stub'
+                    '</title></head><body><main id="app"><h1>Written by the lhbench model '
+                    f"stub (no model ran)</h1>\n{page}\n</main></body></html>\n",
+                },
+            ),
+            ("create_app_preview", {"task_id": task_id, "project_root": "."}),
+            ("get_preview_status", {"task_id": task_id}),
+            ("stop_app_preview", {"task_id": task_id}),
+            ("complete_step", {"step": "figma-to-code"}),
+        ]
+
+        def offered(name: str) -> str | None:
+            return next((t for t in req.tool_names if t == name or t.endswith("_" + name)), None)
+
+        if history:
+            name, args, result = history[-1]
+            if result and "Figma API error: 429" in result:
+                # back off: retry_after, doubled for each 429 in a row (a tool that makes
+                # two requests needs two tokens back, not the one retry_after promises)
+                refused = 0
+                for _n, _a, r in reversed(history):
+                    if not (r and "Figma API error: 429" in r):
+                        break
+                    refused += 1
+                wait = re.search(r'"retry_after":\s*([0-9.]+)', result)
+                base = float(wait.group(1)) if wait else 1.0
+                return StubReply(
+                    tool_calls=[(name, args)], latency=min(60.0, base * 2 ** (refused - 1)) + 0.2
+                )
+        done = sum(1 for _n, _a, r in history if r is not None and "Figma API error: 429" not in r)
+        steps = [(tool, args) for name, args in plan if (tool := offered(name)) is not None]
+        for tool, args in steps[done:]:
+            return StubReply.call(tool, args)
+        return StubReply(
+            content="Built the page from the design and previewed it. (The lhbench model stub "
+            "answered: no model ran.)"
+        )
 
     return script

@@ -1,4 +1,4 @@
-"""The web app: leaderboard, run transcripts, judge agreement, and the preference arena."""
+"""The web app: overview, per-task matrix, runs, judges, compare, and the preference arena."""
 
 from lhbench.web.app import create_app
 from lhbench.web.auth import add_user

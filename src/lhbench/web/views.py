@@ -1,50 +1,57 @@
-"""Page data computed from the store, cached until the store changes."""
+"""Page data computed from the store, cached until the store's version changes.
+
+The version is a counter that database triggers bump on every write to runs, grades,
+verdicts, votes, labels, artifacts, packs and comparisons (``Store.data_version``), so an
+in-place update (a label replaced, a run's status or tags changed) invalidates the cache
+as surely as a new row, whichever process wrote it. Each value is computed once per
+version even when several requests ask for it at the same time.
+"""
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Hashable
+from typing import Any, TypeVar
 
-from lhbench.report import ReportData
 from lhbench.store import Store
 
 __all__ = ["StoreCache"]
 
+T = TypeVar("T")
+
 
 class StoreCache:
-    """Memoises expensive page data (leaderboards, agreement) per store state.
-
-    The state is the row counts of the store's tables: any new run, grade, vote or
-    verdict invalidates every cached value.
-    """
+    """Memoises page data per store version."""
 
     def __init__(self, store: Store) -> None:
         self.store = store
         self._lock = threading.Lock()
-        self._stamp: tuple[int, ...] | None = None
-        self._values: dict[Any, Any] = {}
-        self._data: ReportData | None = None
+        self._version: int | None = None
+        self._values: dict[Hashable, Any] = {}
+        self._key_locks: dict[Hashable, threading.Lock] = {}
 
-    def _fresh(self) -> None:
-        stamp = tuple(self.store.counts().values())
-        if stamp != self._stamp:
-            self._stamp = stamp
-            self._values.clear()
-            self._data = None
+    def version(self) -> int:
+        """The store's current version (one small query)."""
+        return self.store.data_version()
 
-    def data(self) -> ReportData:
-        """Everything the report reads (loaded once per store state)."""
+    def get(self, key: Hashable, compute: Callable[[], T]) -> T:
+        """The value for ``key`` at the store's current version, computed on a miss."""
+        version = self.version()
         with self._lock:
-            self._fresh()
-            if self._data is None:
-                self._data = ReportData.from_store(self.store)
-            return self._data
-
-    def get(self, key: Any, compute: Callable[[ReportData], Any]) -> Any:
-        """A cached value for ``key``, computed from the report data on a miss."""
-        data = self.data()
-        with self._lock:
-            if key not in self._values:
-                self._values[key] = compute(data)
-            return self._values[key]
+            if version != self._version:
+                self._version = version
+                self._values.clear()
+                self._key_locks.clear()
+            if key in self._values:
+                return self._values[key]  # type: ignore[no-any-return]
+            lock = self._key_locks.setdefault(key, threading.Lock())
+        with lock:
+            with self._lock:
+                if self._version == version and key in self._values:
+                    return self._values[key]  # type: ignore[no-any-return]
+            value = compute()
+            with self._lock:
+                # a write landed while computing: keep the value only for its own version
+                if self._version == version:
+                    self._values[key] = value
+            return value

@@ -1,0 +1,89 @@
+"""What every bench script shares, so its figures mean the same on a busy 2-core machine.
+
+- BLAS/OpenMP threads are pinned to 1 for this process and every process it starts, on
+  both sides of a comparison (import this module before numpy).
+- The machine's load is printed at the start (and can be printed again at the end).
+- Both sides run in alternation, at least 3 times each, and figures are medians; a ratio
+  is the ratio of the medians.
+- The last line is the headline: ``NAME: VALUE (target …)``.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import time
+from collections.abc import Callable, Sequence
+from typing import TypeVar
+
+THREAD_VARS = (
+    "OMP_NUM_THREADS",
+    "OPENBLAS_NUM_THREADS",
+    "MKL_NUM_THREADS",
+    "BLIS_NUM_THREADS",
+    "VECLIB_MAXIMUM_THREADS",
+    "NUMEXPR_NUM_THREADS",
+)
+for _var in THREAD_VARS:
+    os.environ[_var] = "1"
+
+T = TypeVar("T")
+
+
+def pin_threads() -> str:
+    """Pin BLAS/OpenMP pools already loaded to one thread (the env covers later ones)."""
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:
+        return "env"
+    threadpool_limits(1)
+    return "env+threadpoolctl"
+
+
+def load_line(name: str, when: str = "start") -> str:
+    """The machine's load averages and core count, as printed at the start of a bench."""
+    one, five, fifteen = os.getloadavg()
+    return (
+        f"{name}: machine load at {when} {one:.2f} / {five:.2f} / {fifteen:.2f} "
+        f"(1/5/15 min) on {os.cpu_count()} cores; BLAS/OpenMP threads pinned to 1 ({pin_threads()})"
+    )
+
+
+def alternate(sides: dict[str, Callable[[], T]], reps: int) -> dict[str, list[T]]:
+    """Run every side once per round, ``reps`` rounds, rotating who goes first each round."""
+    if reps < 3:
+        raise ValueError("at least 3 alternating repetitions")
+    names = list(sides)
+    out: dict[str, list[T]] = {n: [] for n in names}
+    for r in range(reps):
+        order = names[r % len(names) :] + names[: r % len(names)]
+        for n in order:
+            out[n].append(sides[n]())
+    return out
+
+
+def median(values: Sequence[float]) -> float:
+    """The median."""
+    return float(statistics.median(values))
+
+
+def ratio_of_medians(numerator: Sequence[float], denominator: Sequence[float]) -> float:
+    """median(numerator) / median(denominator)."""
+    return median(numerator) / median(denominator)
+
+
+def spread(values: Sequence[float], fmt: str = "{:.3f}") -> str:
+    """Every repetition's value, for the record."""
+    return "[" + ", ".join(fmt.format(v) for v in values) + "]"
+
+
+class Timer:
+    """Wall and process CPU time of a block (CPU of every thread of this process)."""
+
+    def __enter__(self) -> Timer:
+        self.wall0, self.cpu0 = time.perf_counter(), time.process_time()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.wall = time.perf_counter() - self.wall0
+        self.cpu = time.process_time() - self.cpu0

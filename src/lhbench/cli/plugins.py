@@ -1,0 +1,54 @@
+"""``lhbench plugins``: what is registered by entry points, built in and installed."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from lhbench.cli.common import JsonOption, dump_json, new_table, out, say
+
+__all__ = ["register"]
+
+plugins_app = typer.Typer(help="Formats, harnesses and checks from plugins.", no_args_is_help=True)
+
+
+@plugins_app.command("list")
+def list_plugins(
+    group: Annotated[
+        str | None, typer.Option(help="Only this group: formats, harnesses or checks.")
+    ] = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Every registered name by group, where it comes from, and plugins that failed to load.
+
+    Example: lhbench plugins list --group formats
+    """
+    from lhbench.errors import ConfigError
+    from lhbench.plugins import GROUPS, plugin_infos
+
+    if group is not None and group not in GROUPS:
+        raise ConfigError(f"--group {group!r}: expected one of {', '.join(GROUPS)}")
+    infos = [i for i in plugin_infos() if group is None or i.group == GROUPS[group]]
+    if as_json:
+        dump_json([i.as_dict() for i in infos])
+        return
+    table = new_table("Plugins", ["group", "name", "from", "version", "entry point", "status"])
+    for i in infos:
+        table.add_row(
+            i.group.removeprefix("lhbench."),
+            i.name,
+            "built in" if i.builtin else i.distribution,
+            i.version,
+            i.target,
+            "ok" if i.error is None else f"not loaded: {i.error}",
+        )
+    out.print(table)
+    broken = [i for i in infos if i.error is not None]
+    if broken:
+        say(f"{len(broken)} plugin entry point(s) could not be used (see status)", to_err=True)
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``plugins``."""
+    app.add_typer(plugins_app, name="plugins")

@@ -1,0 +1,333 @@
+"""Agent-as-a-Judge in the search domain: answers split into items, each labelled and judged.
+
+A search pack (environment ``web``) holds a recorded corpus and, per task, answers split
+into items (:mod:`lhbench.envs.web`). Every item becomes a run (``<pack>--<task>--<answer>
+--<item>``) whose final state is the item and its answer; the task's verify script labels
+it, and the verdict judge judges it with the recorded web as its tools. F1 is then over
+items, as AJ-Bench scores its search domain; :func:`answer_scores` aggregates item
+verdicts per answer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from lhbench.config import Settings
+from lhbench.envs.web import SearchAnswer, build_index, load_answers, load_corpus
+from lhbench.errors import ConfigError
+from lhbench.ingest import FORMATS, ImportContext, read_transcripts
+from lhbench.jobs.api import JudgeStatesOutcome, ProgressFactory, _run, judge_states, sandbox_for
+from lhbench.jobs.packs import LoadedPack, resolve_pack
+from lhbench.jobs.runner import Assessment, Unit
+from lhbench.jobs.states import RunState, StateProvider, state_id
+from lhbench.jobs.verdicts import VerdictJob
+from lhbench.jobs.verification import VerifyJob
+from lhbench.judges import StateRef
+from lhbench.judges.search_item import TOOL_SETS, ItemUnderReview, SearchItemJudge
+from lhbench.models import ModelPool, resolve_model
+from lhbench.schema import EnvironmentKind, Run, RunStatus, Trajectory, Verdict
+from lhbench.stats.aj_modes import failure_mode
+from lhbench.store import ResultState, Store
+
+__all__ = [
+    "SearchFixtureJob",
+    "SearchStates",
+    "answer_scores",
+    "is_search_pack",
+    "judge_any_pack",
+    "judge_search",
+    "search_items",
+    "store_failure_modes",
+]
+
+ITEM_FILE = "item.json"
+ANSWER_FILE = "answer.md"
+
+
+def is_search_pack(pack: LoadedPack) -> bool:
+    """Whether the pack is a search pack (web environment with a recorded corpus)."""
+    return (
+        pack.pack.environment == EnvironmentKind.WEB
+        and pack.directory is not None
+        and (pack.directory / "corpus").is_dir()
+    )
+
+
+@dataclass(frozen=True)
+class _ItemFixture:
+    task_id: str
+    answer: SearchAnswer
+    item_id: str
+    trajectory: Path
+
+
+def search_items(pack: LoadedPack) -> list[_ItemFixture]:
+    """Every item of every answer of the pack's tasks, in order."""
+    out = []
+    for task in pack.pack.tasks:
+        d = pack.task_dir(task.id)
+        if d is None:
+            continue
+        for ans in load_answers(d):
+            out += [
+                _ItemFixture(task.id, ans, it.id, d / "answers" / f"{ans.id}.jsonl")
+                for it in ans.items
+            ]
+    return out
+
+
+def _run_id(pack: LoadedPack, fx: _ItemFixture) -> str:
+    return f"{pack.pack.id}--{fx.task_id}--{fx.answer.id}--{fx.item_id}"
+
+
+class SearchFixtureJob:
+    """Every item of every answer of a search pack, stored as a run (the Job protocol)."""
+
+    name = "fixtures"
+
+    def __init__(self, store: Store, pack: LoadedPack) -> None:
+        self.store = store
+        self.pack = pack
+
+    def plan(self) -> list[Unit[_ItemFixture]]:
+        """One unit per item."""
+        return [
+            Unit(_run_id(self.pack, fx), f"{fx.task_id}/{fx.answer.id}/{fx.item_id}", fx)
+            for fx in search_items(self.pack)
+        ]
+
+    def stored(self, keys: Sequence[str]) -> Mapping[str, ResultState]:
+        """Items already stored from this pack content."""
+        out: dict[str, ResultState] = {}
+        for key in keys:
+            run = self.store.find_run(key)
+            if run is not None and run.pack_hash == self.pack.pack.content_hash:
+                out[key] = "ok"
+        return out
+
+    async def run(self, unit: Unit[_ItemFixture]) -> tuple[Run, Trajectory]:
+        """Read the answer's trajectory (strictly) as this item's run."""
+        return await asyncio.to_thread(self._read, unit.key, unit.payload)
+
+    def _read(self, run_id: str, fx: _ItemFixture) -> tuple[Run, Trajectory]:
+        ctx = ImportContext(path=fx.trajectory, strict=True)
+        [(info, steps_iter)] = list(read_transcripts(FORMATS["jsonl"], ctx))
+        traj = Trajectory(run_id=run_id, steps=list(steps_iter))
+        run = Run(
+            id=run_id,
+            pack_id=self.pack.pack.id,
+            pack_hash=self.pack.pack.content_hash,
+            task_id=fx.task_id,
+            harness="fixture",
+            model=info.model or "fixture",
+            status=RunStatus.COMPLETED,
+            source=f"tasks/{fx.task_id}/answers/{fx.answer.id}.json#{fx.item_id}",
+            metadata={"trajectory": fx.answer.id, "answer": fx.answer.id, "item": fx.item_id},
+        )
+        return run, traj
+
+    def assess(self, result: tuple[Run, Trajectory]) -> Assessment:
+        """An item read whole is ok."""
+        return Assessment(True)
+
+    def write(self, results: Sequence[tuple[Run, Trajectory]]) -> None:
+        """Runs and their trajectories (replacing an older pack content's)."""
+        for run, traj in results:
+            existing = self.store.find_run(run.id)
+            if existing is not None and existing.pack_hash != run.pack_hash:
+                self.store.delete_run(run.id)
+            self.store.save_run(run)
+            self.store.save_trajectory(traj)
+
+
+class SearchStates(StateProvider):
+    """Final states of search items: the item and its answer, beside the corpus index."""
+
+    def __init__(self, store: Store, pack: LoadedPack, workdir: Path, **kw: Any) -> None:
+        super().__init__(store, pack, workdir, **kw)
+        self._lock = threading.Lock()
+        self._answers: dict[tuple[str, str], SearchAnswer] = {}
+
+    def index(self) -> Path:
+        """The corpus's FTS5 index for this pack content (compiled once)."""
+        assert self.pack.directory is not None
+        out = self.workdir / f"corpus-{self.pack.pack.content_hash[:16]}.sqlite"
+        with self._lock:
+            if not out.is_file():
+                build_index(load_corpus(self.pack.directory / "corpus"), out)
+        return out
+
+    def answer(self, task_id: str, answer_id: str) -> SearchAnswer:
+        """One answer of one task (read once)."""
+        key = (task_id, answer_id)
+        with self._lock:
+            if key not in self._answers:
+                d = self.pack.task_dir(task_id)
+                if d is None:
+                    raise LookupError(f"pack {self.pack.pack.id!r} is not on disk")
+                for ans in load_answers(d):
+                    self._answers[(task_id, ans.id)] = ans
+            if key not in self._answers:
+                raise LookupError(f"task {task_id!r} has no answer {answer_id!r}")
+            return self._answers[key]
+
+    def under_review(self, run: Run) -> ItemUnderReview:
+        """The answer and item a run stands for."""
+        ans = self.answer(run.task_id, str(run.metadata.get("answer")))
+        it = ans.item(str(run.metadata.get("item")))
+        return ItemUnderReview(ans.answer, it.text, tuple(it.sources))
+
+    def _make(self, run: Run, trajectory: Trajectory | None) -> RunState:
+        task = self.task(run)
+        if task is None:
+            raise LookupError(f"task {run.task_id!r} is not in pack {self.pack.pack.id!r}")
+        if "item" not in run.metadata:
+            raise LookupError(f"run {run.id!r} is not an item of a search answer")
+        base = self.workdir / run.id
+        state = base / "state"
+        state.mkdir(parents=True, exist_ok=True)
+        traj = trajectory or self.store.get_trajectory(run.id)
+        traj_file = base / "trajectory.json"
+        traj_file.write_text(traj.model_dump_json(), encoding="utf-8")
+        ans = self.answer(run.task_id, str(run.metadata["answer"]))
+        it = ans.item(str(run.metadata["item"]))
+        (state / ANSWER_FILE).write_text(ans.answer, encoding="utf-8")
+        (state / ITEM_FILE).write_text(
+            json.dumps({"id": it.id, "text": it.text, "sources": it.sources}), encoding="utf-8"
+        )
+        ref = StateRef(state_id(run, task), state, None, traj_file)
+        return RunState(ref, EnvironmentKind.WEB, True)
+
+
+async def judge_search(
+    store: Store,
+    settings: Settings,
+    *,
+    pack: str,
+    judge: str | None = "agent",
+    model: str | None = None,
+    repeats: int = 1,
+    budget: int = 20,
+    concurrency: int = 4,
+    retry_errors: bool = False,
+    progress: ProgressFactory = None,
+    wrapped_model: Any = None,
+    tool_set: str | None = None,
+) -> JudgeStatesOutcome:
+    """Agent-as-a-Judge on a search pack: items stored as runs, labelled, then judged.
+
+    ``tool_set``: the agent judge's tools, ``state`` (the recorded web) or
+    ``state+trajectory`` (the default, also the trajectory's steps).
+    """
+    if judge not in (None, "agent", "llm"):
+        raise ConfigError(f"--judge {judge!r}: expected agent or llm")
+    if tool_set not in (None, *TOOL_SETS):
+        raise ConfigError(f"--tool-set {tool_set!r}: expected one of {', '.join(TOOL_SETS)}")
+    spec = None
+    if judge is not None:
+        ref = model or settings.aj_model
+        if not ref:
+            raise ConfigError(
+                "no judge model: pass --model or set aj_model in lhbench.toml (LHBENCH_AJ_MODEL)"
+            )
+        spec = resolve_model(ref, settings.models)
+    loaded = resolve_pack(pack, settings, store)
+    if not is_search_pack(loaded):
+        raise ConfigError(f"pack {loaded.pack.id!r} is not a search pack (web + corpus/)")
+    fixtures = await _run(SearchFixtureJob(store, loaded), progress, "fixtures", concurrency=4)
+    runs = [
+        r
+        for r in store.list_runs(pack_id=loaded.pack.id)
+        if r.status not in (RunStatus.RUNNING, RunStatus.PENDING) and "item" in r.metadata
+    ]
+    sandbox = sandbox_for(settings)
+    provider = SearchStates(
+        store, loaded, settings.home / "states" / loaded.pack.id / "web", sandbox=sandbox
+    )
+    checked = await _run(
+        VerifyJob(store, runs, provider),
+        progress,
+        "verifying",
+        concurrency=4,
+        retry_errors=retry_errors,
+    )
+    verdicts = None
+    if spec is not None:
+        index = await asyncio.to_thread(provider.index)
+        items = {r.id: provider.under_review(r) for r in runs}
+        pool = ModelPool(store)
+        async with pool.session():
+            vj = SearchItemJudge(
+                pool.get(spec, wrapped=wrapped_model),
+                spec,
+                index=index,
+                items=items,
+                agentic=judge == "agent",
+                tool_budget=budget,
+                sandbox=sandbox,
+                tool_set=tool_set or "state+trajectory",
+            )
+            verdicts = await _run(
+                VerdictJob(store, runs, provider, vj, repeats=repeats),
+                progress,
+                "judging",
+                concurrency=concurrency,
+                retry_errors=retry_errors,
+            )
+    return JudgeStatesOutcome(fixtures, checked, verdicts, loaded, len(runs))
+
+
+async def judge_any_pack(
+    store: Store, settings: Settings, *, pack: str, **kw: Any
+) -> JudgeStatesOutcome:
+    """``lhbench aj run``: a search pack through :func:`judge_search`, any other as before."""
+    loaded = resolve_pack(pack, settings, store)
+    if is_search_pack(loaded):
+        kw.pop("postgres_url", None)
+        out = await judge_search(store, settings, pack=pack, **kw)
+    else:
+        if kw.pop("tool_set", None) not in (None, "state+trajectory"):
+            raise ConfigError("--tool-set: only search packs take another tool set for now")
+        out = await judge_states(store, settings, pack=pack, **kw)
+    store_failure_modes(store, loaded)
+    return out
+
+
+def store_failure_modes(store: Store, pack: LoadedPack) -> int:
+    """Tag the pack's wrong agent verdicts (a)/(b) where the rule can tell; how many tagged.
+
+    A stored tag (a reviewer's, or an earlier rule's) is never overwritten.
+    """
+    labels = {lab.run_id: lab.passed for lab in store.list_labels() if lab.passed is not None}
+    runs = {r.id: r for r in store.list_runs(pack_id=pack.pack.id)}
+    tagged = 0
+    for v in store.list_verdicts(judge_kind="agent"):
+        run = runs.get(v.run_id)
+        if run is None or v.run_id not in labels or v.failure_mode:
+            continue
+        try:
+            task = pack.pack.task(run.task_id)
+        except KeyError:
+            continue
+        kind = task.environment.kind or pack.pack.environment
+        mode = failure_mode(v, bool(labels[v.run_id]), kind.value)
+        if mode is not None and store.set_verdict_failure_mode(v.id, mode):
+            tagged += 1
+    return tagged
+
+
+def answer_scores(runs: Sequence[Run], verdicts: Sequence[Verdict]) -> dict[str, float]:
+    """Per answer (``task/answer``): the share of its items judged PASS (errors left out)."""
+    by_run = {r.id: f"{r.task_id}/{r.metadata.get('answer')}" for r in runs if "item" in r.metadata}
+    tally: dict[str, list[int]] = {}
+    for v in verdicts:
+        if v.verdict is None or v.run_id not in by_run:
+            continue
+        tally.setdefault(by_run[v.run_id], []).append(v.verdict == "PASS")
+    return {k: sum(vs) / len(vs) for k, vs in sorted(tally.items())}

@@ -1,0 +1,382 @@
+"""Lean reads for pages over large stores: plain columns and SQL aggregates, no documents.
+
+The web app's overview reads 10,000 runs and 30,000 grades on its first request. Parsing
+every grade's JSON document into a model takes seconds; the overview needs only each
+(run, rubric content, tier, judge config)'s count, sum and sum of squares of tier scores,
+which the database computes in one GROUP BY. The store's ``data_version`` is a counter
+that database triggers bump on every write to an analysed table (migration 0007), so a
+page cache keyed on it is never stale, whichever process wrote.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from functools import lru_cache
+from typing import Any
+
+import orjson
+from sqlalchemy import Text, and_, case, cast, func, select
+from sqlalchemy.orm import Session
+from sqlalchemy.sql import ClauseElement
+
+from lhbench.schema import JudgeIdentity, StepKind
+from lhbench.store.base import chunks
+from lhbench.store.runs import RunStore
+from lhbench.store.tables import (
+    GradeRow,
+    LabelRow,
+    RunRow,
+    StepRow,
+    StoreVersionRow,
+    VerdictRow,
+)
+
+__all__ = [
+    "CELL_GRADES",
+    "CELL_PARSE",
+    "CELL_SCORED",
+    "CELL_TOTAL",
+    "CELL_TOTAL_SQ",
+    "AggregateStore",
+    "CellKey",
+    "GradeCombo",
+    "GradeSummary",
+    "LabelFact",
+    "RunFact",
+    "StepCounts",
+    "VerdictFact",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class RunFact:
+    """A run's columns a listing or an aggregate needs (no trajectory, no metadata)."""
+
+    id: str
+    pack_id: str
+    task_id: str
+    harness: str
+    harness_version: str | None
+    model: str
+    versions: dict[str, str]
+    status: str
+    repeat: int
+    cost_usd: float | None
+    input_tokens: int
+    output_tokens: int
+    started_at: datetime | None = None
+
+
+# (run, rubric id, rubric version, rubric content hash, tier, judge config hash)
+CellKey = tuple[str, str, str, str, str, str]
+# per cell: grades, scored (ok with a tier score), sum and sum of squares of the scores,
+# parse errors, final errors, retryable errors
+CELL_GRADES, CELL_SCORED, CELL_TOTAL, CELL_TOTAL_SQ, CELL_PARSE, CELL_ERRORS, CELL_RETRY = range(7)
+
+
+@dataclass(frozen=True, slots=True)
+class GradeCombo:
+    """The grades of one judge config on one rubric content and tier over a pack's runs.
+
+    ``pack_id`` is None for grades whose run is not in the store. ``last_at`` is the time
+    of the judge config's newest grade anywhere (the report's "most recent judge
+    settings" compares these per judge).
+    """
+
+    pack_id: str | None
+    rubric_id: str
+    rubric_version: str
+    rubric_hash: str
+    tier: str
+    judge_key: str
+    grades: int
+    last_at: datetime
+
+
+@dataclass(frozen=True)
+class GradeSummary:
+    """Every grade, summed per cell and counted per combination.
+
+    A cell is one run, rubric content, tier and judge config (a judge's repeats of a run);
+    a combination has the run's pack in place of the run.
+    """
+
+    cells: dict[CellKey, list[float]]
+    combos: list[GradeCombo]
+
+
+@dataclass(frozen=True, slots=True)
+class LabelFact:
+    """A check's outcome for a run (``passed`` None: the check could not decide)."""
+
+    run_id: str
+    source: str
+    passed: bool | None
+
+
+@dataclass(frozen=True, slots=True)
+class VerdictFact:
+    """A binary verdict's columns."""
+
+    run_id: str
+    judge_kind: str
+    judge_model: str
+    judge_key: str
+    verdict: str | None
+    repeat: int
+
+
+@dataclass(frozen=True, slots=True)
+class StepCounts:
+    """A run's steps, tool calls and errors, counted in the database."""
+
+    steps: int
+    tool_calls: int
+    errors: int
+
+
+_RUN_COLUMNS = (
+    RunRow.id,
+    RunRow.pack_id,
+    RunRow.task_id,
+    RunRow.harness,
+    RunRow.harness_version,
+    RunRow.model,
+    # as text: a store holds few distinct tag sets, each decoded once (see _versions)
+    cast(RunRow.versions, Text),
+    RunRow.status,
+    RunRow.repeat,
+    RunRow.cost_usd,
+    RunRow.usage["input_tokens"].as_integer(),
+    RunRow.usage["output_tokens"].as_integer(),
+)
+
+RUN_SORTS = {
+    "id": (RunRow.id,),
+    "task": (RunRow.pack_id, RunRow.task_id, RunRow.id),
+    "agent": (RunRow.harness, RunRow.model, RunRow.id),
+    "status": (RunRow.status, RunRow.id),
+    "cost": (RunRow.cost_usd, RunRow.id),
+    "started": (RunRow.started_at, RunRow.id),
+}
+
+
+def _as_datetime(value: Any) -> datetime:
+    """A stored grade time (never NULL) as the datetime it is."""
+    if not isinstance(value, datetime):
+        raise TypeError(f"expected a stored time, got {value!r}")
+    return value
+
+
+@lru_cache(maxsize=4096)
+def _versions(text: str | None) -> dict[str, str]:
+    return {str(k): str(v) for k, v in (orjson.loads(text) if text else {}).items()}
+
+
+def _fact(row: Sequence[Any]) -> RunFact:
+    return RunFact(
+        id=row[0],
+        pack_id=row[1],
+        task_id=row[2],
+        harness=row[3],
+        harness_version=row[4],
+        model=row[5],
+        versions=dict(_versions(row[6])),
+        status=row[7],
+        repeat=int(row[8] or 0),
+        cost_usd=row[9],
+        input_tokens=int(row[10] or 0),
+        output_tokens=int(row[11] or 0),
+        started_at=row[12] if len(row) > 12 else None,
+    )
+
+
+class AggregateStore(RunStore):
+    """Plain-column reads and SQL aggregates for pages (see the module docstring)."""
+
+    def _raw_rows(self, stmt: ClauseElement) -> list[tuple[Any, ...]]:
+        """Plain tuples straight from the driver.
+
+        For tens of thousands of rows of plain columns, SQLAlchemy's per-row objects cost
+        more than the query. Only for statements whose columns need no type conversion
+        (numbers, text) and whose parameters are constants.
+        """
+        sql = str(stmt.compile(self.engine, compile_kwargs={"literal_binds": True}))
+        with self.engine.connect() as conn:
+            cursor = conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
+            try:
+                cursor.execute(sql)
+                return list(cursor.fetchall())
+            finally:
+                cursor.close()
+
+    def data_version(self) -> int:
+        """A number that changes after every write to runs, judgements, labels or packs."""
+        with self.engine.connect() as conn:
+            value = conn.execute(
+                select(StoreVersionRow.version).where(StoreVersionRow.id == 1)
+            ).scalar()
+        return int(value or 0)
+
+    def run_facts(self) -> list[RunFact]:
+        """Every run's listing columns, by id."""
+        with self.engine.connect() as conn:
+            return [_fact(r) for r in conn.execute(select(*_RUN_COLUMNS).order_by(RunRow.id)).all()]
+
+    def run_page(
+        self,
+        *,
+        pack_id: str | None = None,
+        task_id: str | None = None,
+        harness: str | None = None,
+        model: str | None = None,
+        status: str | None = None,
+        versions: dict[str, str] | None = None,
+        sort: str = "id",
+        descending: bool = False,
+        offset: int = 0,
+        limit: int = 50,
+    ) -> tuple[list[RunFact], int]:
+        """One page of runs matching every filter, and how many match in all."""
+        conds = self._run_filters(pack_id, task_id, harness, model, status, versions)
+        where = and_(True, *conds)
+        # runs that never started (imports, fixtures) go last either way
+        order = [
+            (c.desc() if descending else c.asc()).nulls_last()
+            for c in RUN_SORTS.get(sort, (RunRow.id,))
+        ]
+        with self.engine.connect() as conn:
+            total = int(
+                conn.execute(select(func.count()).select_from(RunRow).where(where)).scalar() or 0
+            )
+            rows = conn.execute(
+                select(*_RUN_COLUMNS, RunRow.started_at)
+                .where(where)
+                .order_by(*order)
+                .offset(max(0, offset))
+                .limit(max(1, limit))
+            ).all()
+        return [_fact(r) for r in rows], total
+
+    def grade_summary(self, run_packs: Mapping[str, str]) -> GradeSummary:
+        """Every grade summed per cell and counted per combination, in one pass.
+
+        ``run_packs`` maps run ids to their pack (grades of runs not in it get a combination
+        with pack None). One plain read of the grades' columns, summed here: on SQLite this
+        is several times faster than a GROUP BY on the long text keys.
+        """
+        rows = self._raw_rows(
+            select(
+                GradeRow.run_id,
+                GradeRow.rubric_id,
+                GradeRow.rubric_version,
+                GradeRow.rubric_hash,
+                GradeRow.tier,
+                GradeRow.judge_key,
+                GradeRow.status,
+                GradeRow.retryable,
+                GradeRow.tier_score,
+            )
+        )
+        cells: dict[CellKey, list[float]] = {}
+        for row in rows:
+            key = row[:6]
+            c = cells.get(key)
+            if c is None:
+                c = cells[key] = [0, 0, 0.0, 0.0, 0, 0, 0]
+            c[0] += 1
+            status, score = row[6], row[8]
+            if status == "ok" and score is not None:
+                c[1] += 1
+                c[2] += score
+                c[3] += score * score
+            elif status == "parse_error":
+                c[4] += 1
+            elif row[7]:
+                c[6] += 1
+            else:
+                c[5] += 1
+        # per combination: the cells' counts with the run replaced by its pack
+        counts: dict[tuple[str | None, str, str, str, str, str], int] = {}
+        for key, c in cells.items():
+            combo = (run_packs.get(key[0]), *key[1:])
+            counts[combo] = counts.get(combo, 0) + int(c[0])
+        # a judge config's newest grade (what "the judge's current settings" compares)
+        with self.engine.connect() as conn:
+            newest = dict(
+                conn.execute(
+                    select(GradeRow.judge_key, func.max(GradeRow.created_at)).group_by(
+                        GradeRow.judge_key
+                    )
+                ).all()
+            )
+        combos = [
+            GradeCombo(*combo, grades=n, last_at=_as_datetime(newest[combo[5]]))
+            for combo, n in counts.items()
+        ]
+        return GradeSummary(cells=cells, combos=combos)
+
+    def judge_identities(self) -> dict[str, JudgeIdentity]:
+        """Judge config hash -> the identity it stands for (one grade document read per judge)."""
+        out: dict[str, JudgeIdentity] = {}
+        with self.engine.connect() as conn:
+            keys = conn.execute(select(GradeRow.judge_key).distinct()).scalars().all()
+            for key in keys:
+                doc = conn.execute(
+                    select(GradeRow.document).where(GradeRow.judge_key == key).limit(1)
+                ).scalar()
+                if doc is not None:
+                    out[key] = JudgeIdentity.model_validate(doc["judge"])
+        return out
+
+    def label_facts(self) -> list[LabelFact]:
+        """Every check outcome, by run and source."""
+        stmt = select(LabelRow.run_id, LabelRow.source, LabelRow.passed).order_by(
+            LabelRow.run_id, LabelRow.source
+        )
+        return [
+            LabelFact(r[0], r[1], None if r[2] is None else bool(r[2]))
+            for r in self._raw_rows(stmt)
+        ]
+
+    def verdict_facts(self) -> list[VerdictFact]:
+        """Every binary verdict's columns."""
+        with self.engine.connect() as conn:
+            return [
+                VerdictFact(r[0], r[1], r[2], r[3], r[4], int(r[5] or 0))
+                for r in conn.execute(
+                    select(
+                        VerdictRow.run_id,
+                        VerdictRow.judge_kind,
+                        VerdictRow.judge_model,
+                        VerdictRow.judge_key,
+                        VerdictRow.verdict,
+                        VerdictRow.repeat,
+                    )
+                )
+            ]
+
+    def step_counts(self, run_ids: Sequence[str]) -> dict[str, StepCounts]:
+        """Steps, tool calls and errors of the given runs (runs without steps absent)."""
+        out: dict[str, StepCounts] = {}
+        with Session(self.engine) as s:
+            for part in chunks(list(run_ids)):
+                for run_id, steps, tools, errors in s.execute(
+                    select(
+                        StepRow.run_id,
+                        func.count(),
+                        func.sum(case((StepRow.kind == StepKind.TOOL_CALL.value, 1), else_=0)),
+                        func.sum(
+                            case(
+                                ((StepRow.kind == StepKind.ERROR.value) | StepRow.is_error, 1),
+                                else_=0,
+                            )
+                        ),
+                    )
+                    .where(StepRow.run_id.in_(part))
+                    .group_by(StepRow.run_id)
+                ):
+                    out[run_id] = StepCounts(int(steps), int(tools or 0), int(errors or 0))
+        return out

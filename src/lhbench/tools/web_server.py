@@ -1,0 +1,72 @@
+"""The search judge's tools over MCP: the recorded web, read-only, and nothing else.
+
+``search(query)`` ranks the corpus's pages by BM25 (SQLite FTS5), ``open_url(url)`` shows
+a captured page as readable text, ``find_in_page(url, text)`` lists its lines containing a
+text. A URL that was not captured gets "NOT IN THE RECORDED WEB", never a fetch: the
+server has no network code, and the sandbox it runs in has no network either.
+
+Run as ``python -m lhbench.tools.web_server --index CORPUS.sqlite [--trajectory FILE]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from mcp.server.mcpserver import MCPServer
+
+from lhbench.envs.web import RecordedWeb
+
+__all__ = ["WEB_TOOLS", "build_web_server"]
+
+WEB_TOOLS = frozenset({"search", "open_url", "find_in_page"})
+
+
+def build_web_server(index: Path, server: MCPServer | None = None) -> MCPServer:
+    """An MCP server over a compiled corpus index (or these tools added to ``server``)."""
+    web = RecordedWeb(index)
+    server = server or MCPServer(
+        "lhbench-web",
+        instructions="Read-only search over the recorded web the answer was made from.",
+    )
+
+    @server.tool()
+    def search(query: str, limit: int = 8) -> str:
+        """Search the recorded web; each hit gives URL, title, capture time and a snippet."""
+        hits = web.search(query, limit)
+        if not hits:
+            return "(no recorded page matches)"
+        return "\n\n".join(
+            f"{n}. {title}\n   {url}\n   captured {captured}\n   {snippet}"
+            for n, (url, title, captured, snippet) in enumerate(hits, 1)
+        )
+
+    @server.tool()
+    def open_url(url: str, offset: int = 0) -> str:
+        """Open a recorded page as readable text (from character ``offset``)."""
+        return web.open_url(url, offset)
+
+    @server.tool()
+    def find_in_page(url: str, text: str) -> str:
+        """The numbered lines of a recorded page that contain ``text`` (case-insensitive)."""
+        return web.find_in_page(url, text)
+
+    return server
+
+
+def main() -> None:
+    """Serve the recorded web (and the trajectory's steps, when given) on stdio."""
+    ap = argparse.ArgumentParser(prog="python -m lhbench.tools.web_server")
+    ap.add_argument("--index", type=Path, required=True)
+    ap.add_argument("--trajectory", type=Path)
+    args = ap.parse_args()
+    server = build_web_server(args.index)
+    if args.trajectory is not None:
+        from lhbench.tools.trajectory_server import build_trajectory_server
+
+        build_trajectory_server(args.trajectory, server)
+    server.run()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,590 @@
+"""The overview's figures per agent, from the store's SQL aggregates.
+
+One row per agent (harness, model and version tags by default): the weighted tier score
+of each rubric tier with its task-bootstrap CI, the check pass rate with its Wilson CI,
+the human Bradley–Terry Elo with its bootstrap CI, how often the agent judge's verdicts
+agree with the checks, the judges' noise floor on the agent's runs, cost and tokens.
+
+These are the report's figures (``lhbench.report``: leaderboard, pass rates, arena), with
+the same definitions, seeds and exclusions; they are computed from per-(run, judge)
+sums that the database aggregates instead of from every grade document, which is what
+makes the first request at 10,000 runs take a fraction of a second. What is reused as is:
+the current-vs-stale policy (:func:`lhbench.report.current_grades`, asked once per
+distinct rubric content × judge), group labels (:func:`lhbench.report.group_label`),
+judge names (:func:`lhbench.schema.judge_labels`), the bootstrap, Wilson and Elo code
+(:mod:`lhbench.stats`). ``tests/web/test_analysis.py`` checks every figure against the
+report's on one store.
+"""
+
+from __future__ import annotations
+
+import gc
+import math
+import re
+import statistics
+import threading
+from collections import defaultdict
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
+from urllib.parse import urlencode
+
+import numpy as np
+
+from lhbench.judges import TierKey
+from lhbench.report import Exclusions, current_grades, group_label
+from lhbench.schema import (
+    Grade,
+    GradeStatus,
+    JudgeIdentity,
+    JudgeKind,
+    Run,
+    RunStatus,
+    Task,
+    TierKind,
+    judge_labels,
+)
+from lhbench.stats import EloResult, bootstrap_ci, bradley_terry_elo, proportion
+from lhbench.store import GradeCombo, LabelFact, RunFact, Store, VerdictFact
+from lhbench.store.aggregates import (
+    CELL_GRADES,
+    CELL_PARSE,
+    CELL_SCORED,
+    CELL_TOTAL,
+    CELL_TOTAL_SQ,
+)
+
+__all__ = [
+    "AgentRow",
+    "Analysis",
+    "Estimate",
+    "RunScore",
+    "analyse",
+    "default_group_by",
+    "parse_group_by",
+    "rank_by_ci",
+    "sort_agents",
+]
+
+BASE_KEYS = ("harness", "model")
+_KEY = re.compile(r"^[A-Za-z0-9_.\-]{1,60}$")
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A figure with its 95% interval; ``n`` what it is over (runs, checks, games)."""
+
+    value: float
+    lo: float
+    hi: float
+    n: int
+    k: int | None = None
+
+
+@dataclass(frozen=True)
+class RunScore:
+    """One run's panel score on one tier: mean over judges, population variance across them."""
+
+    mean: float
+    variance: float
+    judges: dict[str, float]
+
+
+@dataclass
+class AgentRow:
+    """Everything the overview shows about one agent (a group of runs)."""
+
+    label: str
+    harness: str | None
+    model: str | None
+    versions: dict[str, str]
+    run_ids: list[str]
+    tasks: int
+    scores: dict[TierKey, Estimate] = field(default_factory=dict)
+    variance: dict[TierKey, float] = field(default_factory=dict)
+    pass_rate: Estimate | None = None
+    undecided: int = 0
+    elo: Estimate | None = None
+    aj: Estimate | None = None
+    noise: float | None = None
+    noise_cells: int = 0
+    cost_total: float | None = None
+    cost_per_run: float | None = None
+    tokens_per_run: tuple[float, float] | None = None
+    rank: int | None = None
+    tied: bool = False
+
+    def runs_query(self) -> str:
+        """The runs page's filters that list this agent's runs."""
+        params = {"harness": self.harness or "", "model": self.model or ""}
+        tags = ",".join(f"{k}={v}" for k, v in self.versions.items() if v != "-")
+        if tags:
+            params["versions"] = tags
+        return urlencode({k: v for k, v in params.items() if v})
+
+
+@dataclass
+class Analysis:
+    """The store, summarised for the overview, per-task, runs and compare pages."""
+
+    by: tuple[str, ...]
+    runs: dict[str, RunFact]
+    tasks: dict[tuple[str, str], Task]
+    tier_keys: list[TierKey]
+    scores: dict[TierKey, dict[str, RunScore]]
+    labels: dict[str, bool | None]
+    verdicts: dict[str, list[VerdictFact]]
+    excluded: Exclusions
+    current: set[tuple[str, str, str, str, str, str]]
+    agents: list[AgentRow]
+    agent_of: dict[str, str]
+    elo: EloResult | None
+    judge_names: dict[str, str]
+    grades_total: int
+    grades_used: int
+    votes: int
+    parse_errors: int
+
+    def agent(self, label: str) -> AgentRow | None:
+        """The row of an agent by its label."""
+        return next((a for a in self.agents if a.label == label), None)
+
+    def is_current(self, pack_id: str, grade: Grade) -> bool:
+        """Whether a stored grade of a run of ``pack_id`` counts (current rubric and judge)."""
+        return (
+            pack_id,
+            grade.rubric_id,
+            grade.rubric_version,
+            grade.rubric_hash,
+            grade.tier.value,
+            grade.judge.key,
+        ) in self.current
+
+    def values(self, attr: str) -> list[str]:
+        """Distinct values of a run attribute (pack_id, task_id, harness, model, status)."""
+        return sorted({str(getattr(r, attr)) for r in self.runs.values()})
+
+    def version_values(self) -> dict[str, list[str]]:
+        """Every version key with its values."""
+        out: dict[str, set[str]] = defaultdict(set)
+        for r in self.runs.values():
+            for k, v in r.versions.items():
+                out[k].add(v)
+        return {k: sorted(v) for k, v in sorted(out.items())}
+
+    def default_tier(self) -> TierKey | None:
+        """The tier with the most scored runs (never one that holds only failures)."""
+        if not self.tier_keys:
+            return None
+        return max(self.tier_keys, key=lambda k: len(self.scores[k]))
+
+
+def default_group_by(runs: Sequence[RunFact]) -> tuple[str, ...]:
+    """harness, model, and every version key the runs carry."""
+    keys = sorted({k for r in runs for k in r.versions})
+    return (*BASE_KEYS, *(f"versions.{k}" for k in keys))
+
+
+def parse_group_by(text: str | None) -> tuple[str, ...] | None:
+    """``harness,model,versions.skill`` as keys (None for the default, or if malformed)."""
+    if not text:
+        return None
+    keys = tuple(k.strip() for k in text.split(",") if k.strip())
+    if not keys or len(keys) > 6 or not all(_KEY.match(k) for k in keys):
+        return None
+    return keys
+
+
+def rank_by_ci(cis: Sequence[tuple[float, float] | None]) -> list[int | None]:
+    """Chatbot Arena's rank: 1 + how many others' CIs lie wholly above this one's.
+
+    Two agents get the same rank when no CI separates them from the same set above.
+    """
+    out: list[int | None] = []
+    for ci in cis:
+        if ci is None or math.isnan(ci[1]):
+            out.append(None)
+            continue
+        out.append(1 + sum(1 for o in cis if o is not None and o is not ci and o[0] > ci[1]))
+    return out
+
+
+def _pack_metadata(
+    store: Store,
+) -> tuple[dict[tuple[str, str], str], dict[str, str], dict[tuple[str, str], Task]]:
+    """Current rubric hashes per (pack, rubric), the rubric library, and current tasks."""
+    rubric_hashes: dict[tuple[str, str], str] = {}
+    library: dict[str, str] = {}
+    tasks: dict[tuple[str, str], Task] = {}
+    for pack_id, content_hash in store.current_packs().items():
+        pack = store.get_pack(content_hash)
+        for t in pack.tasks:
+            tasks[(pack_id, t.id)] = t
+        for r in pack.rubrics:
+            rubric_hashes[(pack_id, r.id)] = r.content_hash
+            library.setdefault(r.id, r.content_hash)
+    return rubric_hashes, library, tasks
+
+
+Combo = tuple[str, str, str, str, str, str]
+
+
+def _current_combos(
+    combos: Sequence[GradeCombo],
+    identities: dict[str, JudgeIdentity],
+    rubric_hashes: dict[tuple[str, str], str],
+    library: dict[str, str],
+    panel: set[str] | None,
+) -> tuple[set[Combo], Exclusions]:
+    """Which (pack, rubric, version, content, tier, judge) combinations are current.
+
+    The report's policy is applied to one representative grade per combination (at its
+    newest time), and each exclusion is counted for every grade of the combination.
+    """
+    ex = Exclusions()
+    known = [c for c in combos if c.pack_id is not None]
+    ex.unknown_run = sum(c.grades for c in combos if c.pack_id is None)
+    packs = {str(c.pack_id) for c in known}
+    # stand-ins for the runs of each pack: the policy reads only the pack id
+    rep_runs = {
+        f"pack:{p}": Run.model_construct(
+            id=f"pack:{p}", pack_id=p, task_id="", harness="", model=""
+        )
+        for p in packs
+    }
+    reps: dict[str, GradeCombo] = {}
+    grades = []
+    for i, c in enumerate(known):
+        ident = identities.get(c.judge_key) or JudgeIdentity(kind=JudgeKind.LLM, model="unknown")
+        key = f"combo-{i}"
+        reps[key] = c
+        grades.append(
+            Grade.model_construct(
+                id=key,
+                run_id=f"pack:{c.pack_id}",
+                rubric_id=c.rubric_id,
+                rubric_version=c.rubric_version,
+                rubric_hash=c.rubric_hash,
+                tier=TierKind(c.tier),
+                judge=ident,
+                status=GradeStatus.OK,
+                scores=[],
+                key=key,
+                created_at=c.last_at,
+            )
+        )
+    kept, _ = current_grades(grades, rep_runs, rubric_hashes, library, panel=panel)
+    kept_keys = {g.key for g in kept}
+    for g in grades:
+        if g.key in kept_keys:
+            continue
+        n = reps[g.key].grades
+        # the reason: asked alone, a grade is never stale by judge (it is its own latest)
+        _, alone = current_grades([g], rep_runs, rubric_hashes, library, panel=panel)
+        if alone.stale_rubric:
+            ex.stale_rubric[(g.rubric_id, g.rubric_version)] += n
+        elif alone.not_in_panel:
+            ex.not_in_panel[g.judge.label] += n
+        else:
+            ex.stale_judge[g.judge.label] += n
+    current = {
+        (str(c.pack_id), c.rubric_id, c.rubric_version, c.rubric_hash, c.tier, c.judge_key)
+        for k, c in reps.items()
+        if k in kept_keys
+    }
+    return current, ex
+
+
+def _label_outcomes(facts: Sequence[LabelFact]) -> dict[str, bool | None]:
+    """Per checked run: its outcome (a verify script's first, as the report decides) or None."""
+    out: dict[str, bool | None] = {}
+    best: dict[str, tuple[bool, str]] = {}
+    for f in facts:
+        out.setdefault(f.run_id, None)
+        if f.passed is None:
+            continue
+        rank = (not f.source.startswith("verify"), f.source)
+        if f.run_id not in best or rank < best[f.run_id]:
+            best[f.run_id] = rank
+            out[f.run_id] = f.passed
+    return out
+
+
+def _clamped(vals: list[float], clusters: list[tuple[str, str]]) -> Estimate:
+    mean = float(np.mean(vals))
+    lo, hi = bootstrap_ci(vals, clusters=clusters, n_resamples=1000, seed=0)
+    return Estimate(mean, min(lo, mean), max(hi, mean), len(vals))
+
+
+_gc_lock = threading.Lock()
+_gc_pausers = 0
+_gc_was_enabled = True
+
+
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """The cyclic garbage collector off for a block (nested and across threads).
+
+    Summarising 10,000 runs allocates a few hundred thousand small objects and no cycles;
+    the collections they trigger walk the whole heap (every imported module) and cost
+    about a third of the work. Reference counting still frees everything as usual.
+    """
+    global _gc_pausers, _gc_was_enabled
+    with _gc_lock:
+        if _gc_pausers == 0:
+            _gc_was_enabled = gc.isenabled()
+            gc.disable()
+        _gc_pausers += 1
+    try:
+        yield
+    finally:
+        with _gc_lock:
+            _gc_pausers -= 1
+            if _gc_pausers == 0 and _gc_was_enabled:
+                gc.enable()
+
+
+def analyse(
+    store: Store,
+    *,
+    by: Sequence[str] | None = None,
+    panel: set[str] | None = None,
+) -> Analysis:
+    """Summarise the store for the pages.
+
+    ``by`` are the keys that make an agent (default: harness, model and every version key).
+    """
+    with gc_paused():
+        return _analyse(store, by=by, panel=panel)
+
+
+def _analyse(
+    store: Store,
+    *,
+    by: Sequence[str] | None,
+    panel: set[str] | None,
+) -> Analysis:
+    facts = store.run_facts()
+    runs = {r.id: r for r in facts}
+    group_by = tuple(by) if by else default_group_by(facts)
+    rubric_hashes, library, tasks = _pack_metadata(store)
+    summary = store.grade_summary({r.id: r.pack_id for r in facts})
+    identities = store.judge_identities()
+    current, excluded = _current_combos(summary.combos, identities, rubric_hashes, library, panel)
+
+    # group labels exactly as the report writes them (one Run per distinct signature)
+    reps: dict[tuple[object, ...], str] = {}
+    agent_of: dict[str, str] = {}
+    shown: dict[str, RunFact] = {}
+    for r in facts:
+        sig: tuple[object, ...] = (
+            r.harness,
+            r.harness_version,
+            r.model,
+            tuple(sorted(r.versions.items())),
+            r.pack_id,
+            r.task_id,
+            r.status,
+        )
+        label = reps.get(sig)
+        if label is None:
+            stand_in = Run.model_construct(
+                id=r.id,
+                pack_id=r.pack_id,
+                task_id=r.task_id,
+                harness=r.harness,
+                harness_version=r.harness_version,
+                model=r.model,
+                versions=r.versions,
+                status=RunStatus(r.status),
+            )
+            label = reps[sig] = group_label(stand_in, group_by)
+        agent_of[r.id] = label
+        shown.setdefault(label, r)
+
+    # per tier: judge means per run (repeats averaged), then the panel's mean and variance
+    by_tier: dict[TierKey, dict[str, dict[str, tuple[int, float]]]] = defaultdict(
+        lambda: defaultdict(dict)
+    )
+    noise_cells: dict[str, list[float]] = defaultdict(list)
+    grades_used = parse_errors = 0
+    for (run_id, rubric_id, version, rubric_hash, tier, judge_key), c in summary.cells.items():
+        fact = runs.get(run_id)
+        if fact is None:
+            continue
+        parse_errors += int(c[CELL_PARSE])
+        if (fact.pack_id, rubric_id, version, rubric_hash, tier, judge_key) not in current:
+            continue
+        grades_used += int(c[CELL_GRADES])
+        scored = int(c[CELL_SCORED])
+        if scored:
+            total = c[CELL_TOTAL]
+            key = TierKey(rubric_id, version, tier, rubric_hash)
+            by_tier[key][run_id][judge_key] = (scored, total)
+            if scored >= 2:
+                mean = total / scored
+                noise_cells[agent_of[run_id]].append(
+                    math.sqrt(max(0.0, c[CELL_TOTAL_SQ] / scored - mean * mean))
+                )
+    judge_names: dict[str, str] = {}
+    scores: dict[TierKey, dict[str, RunScore]] = {}
+    for key in sorted(by_tier):
+        per_run = by_tier[key]
+        names = judge_labels(identities[j] for j in {j for js in per_run.values() for j in js})
+        judge_names.update(names)
+        tier_scores = {}
+        for run_id, judges in per_run.items():
+            jscores = {names[j]: total / n for j, (n, total) in judges.items()}
+            vals = list(jscores.values())
+            mean = statistics.fmean(vals)
+            # the panel's population variance across judges, in floating point
+            var = statistics.fmean([(v - mean) ** 2 for v in vals]) if len(vals) > 1 else 0.0
+            tier_scores[run_id] = RunScore(mean=mean, variance=var, judges=jscores)
+        scores[key] = tier_scores
+
+    labels = _label_outcomes(store.label_facts())
+    verdicts: dict[str, list[VerdictFact]] = defaultdict(list)
+    for vf in store.verdict_facts():
+        verdicts[vf.run_id].append(vf)
+
+    votes = [v for v in store.list_votes(rater_kind=JudgeKind.HUMAN.value) if v.winner]
+    triples = []
+    for vote in votes:
+        if vote.run_a in agent_of and vote.run_b in agent_of:
+            ga, gb = agent_of[vote.run_a], agent_of[vote.run_b]
+            if ga != gb:
+                triples.append((ga, gb, vote.winner or ""))
+    elo = bradley_terry_elo(triples, seed=0) if triples else None
+
+    members: dict[str, list[str]] = defaultdict(list)
+    for run_id in sorted(runs):
+        members[agent_of[run_id]].append(run_id)
+    agents = []
+    for label, run_ids in members.items():
+        rep = shown[label]
+        row = AgentRow(
+            label=label,
+            harness=rep.harness if "harness" in group_by else None,
+            model=rep.model if "model" in group_by else None,
+            versions={
+                k.removeprefix("versions."): rep.versions.get(k.removeprefix("versions."), "-")
+                for k in group_by
+                if k not in ("harness", "model")
+                and k not in ("harness_version", "pack", "pack_id", "task", "task_id", "status")
+            },
+            run_ids=run_ids,
+            tasks=len({(runs[r].pack_id, runs[r].task_id) for r in run_ids}),
+        )
+        for key, tier_runs in scores.items():
+            mine = [r for r in run_ids if r in tier_runs]
+            if mine:
+                vals = [tier_runs[r].mean for r in mine]
+                clusters = [(runs[r].pack_id, runs[r].task_id) for r in mine]
+                row.scores[key] = _clamped(vals, clusters)
+                row.variance[key] = float(np.mean([tier_runs[r].variance for r in mine]))
+        checked = [labels[r] for r in run_ids if r in labels]
+        decided = [x for x in checked if x is not None]
+        row.undecided = len(checked) - len(decided)
+        if decided:
+            res = proportion(sum(decided), len(decided))
+            row.pass_rate = Estimate(res.rate, res.ci[0], res.ci[1], res.n, res.k)
+        if elo is not None and label in elo.ratings:
+            row.elo = Estimate(elo.ratings[label], *elo.ci[label], elo.games(label))
+        agree = [
+            (v.verdict == "PASS") == labels[r]
+            for r in run_ids
+            for v in verdicts.get(r, [])
+            if v.judge_kind == JudgeKind.AGENT.value
+            and v.verdict is not None
+            and labels.get(r) is not None
+        ]
+        if agree:
+            res = proportion(sum(agree), len(agree))
+            row.aj = Estimate(res.rate, res.ci[0], res.ci[1], res.n, res.k)
+        if noise_cells.get(label):
+            row.noise = statistics.fmean(noise_cells[label])
+            row.noise_cells = len(noise_cells[label])
+        costs = [runs[r].cost_usd for r in run_ids if runs[r].cost_usd is not None]
+        if costs:
+            row.cost_total = float(sum(c for c in costs if c is not None))
+            row.cost_per_run = row.cost_total / len(costs)
+        row.tokens_per_run = (
+            statistics.fmean(runs[r].input_tokens for r in run_ids),
+            statistics.fmean(runs[r].output_tokens for r in run_ids),
+        )
+        agents.append(row)
+
+    return Analysis(
+        by=group_by,
+        runs=runs,
+        tasks=tasks,
+        tier_keys=sorted(scores),
+        scores=scores,
+        labels=labels,
+        verdicts=dict(verdicts),
+        excluded=excluded,
+        current=current,
+        agents=agents,
+        agent_of=agent_of,
+        elo=elo,
+        judge_names=judge_names,
+        grades_total=int(sum(c[CELL_GRADES] for c in summary.cells.values())),
+        grades_used=grades_used,
+        votes=len(votes),
+        parse_errors=parse_errors,
+    )
+
+
+def sort_agents(analysis: Analysis, metric: str) -> tuple[list[AgentRow], str]:
+    """Agents ordered by ``metric``, ranked with ties from that metric's CIs.
+
+    ``metric`` is ``tier:N``, ``pass``, ``elo``, ``aj``, ``cost`` or ``name``; an unknown one
+    falls back to the tier with the most scored runs. Returns the metric actually used.
+    """
+    rows = [replace(r) for r in analysis.agents]  # the cached rows stay unranked
+    tiers = analysis.tier_keys
+    default = analysis.default_tier()
+
+    def tier_of(m: str) -> TierKey | None:
+        if m.startswith("tier:") and m[5:].isdigit() and int(m[5:]) < len(tiers):
+            return tiers[int(m[5:])]
+        return None
+
+    if metric not in ("pass", "elo", "aj", "cost", "name") and tier_of(metric) is None:
+        if default is not None:
+            metric = f"tier:{tiers.index(default)}"
+        elif any(r.pass_rate for r in rows):
+            metric = "pass"
+        elif any(r.elo for r in rows):
+            metric = "elo"
+        else:
+            metric = "name"
+
+    def est(r: AgentRow) -> Estimate | None:
+        key = tier_of(metric)
+        if key is not None:
+            return r.scores.get(key)
+        if metric == "pass":
+            return r.pass_rate
+        if metric == "elo":
+            return r.elo
+        if metric == "aj":
+            return r.aj
+        return None
+
+    if metric == "name":
+        rows.sort(key=lambda r: r.label)
+    elif metric == "cost":
+        rows.sort(key=lambda r: (r.cost_per_run is None, r.cost_per_run or 0.0, r.label))
+    else:
+        rows.sort(key=lambda r: (est(r) is None, -(est(r).value if est(r) else 0.0), r.label))  # type: ignore[union-attr]
+    if metric in ("name", "cost"):
+        for r in rows:
+            r.rank, r.tied = None, False
+        return rows, metric
+    cis = [(e.lo, e.hi) if (e := est(r)) is not None else None for r in rows]
+    ranks = rank_by_ci(cis)
+    for r, rank in zip(rows, ranks, strict=True):
+        r.rank = rank
+        r.tied = rank is not None and sum(1 for x in ranks if x == rank) > 1
+    return rows, metric

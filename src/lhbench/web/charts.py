@@ -1,0 +1,187 @@
+"""Small SVG charts drawn with presentation attributes only.
+
+The pages' Content-Security-Policy allows no inline style, so charts set geometry and
+colour as SVG attributes (``fill="…"``), which the policy does not govern. Every label
+from data is escaped: a model called ``<script>`` or ``$x$`` is drawn as those characters.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from markupsafe import Markup, escape
+
+__all__ = ["ci_bar", "forest", "heatmap", "nice_ticks"]
+
+ACCENT = "#3b5bdb"
+MUTED = "#adb5bd"
+GRID = "#e9ecef"
+TEXT = "#495057"
+
+
+def _num(x: float) -> str:
+    return f"{x:.1f}"
+
+
+def _domain(values: Sequence[float], pad: float = 0.05) -> tuple[float, float]:
+    finite = [v for v in values if not math.isnan(v)]
+    if not finite:
+        return 0.0, 1.0
+    lo, hi = min(finite), max(finite)
+    if hi - lo < 1e-9:
+        lo, hi = lo - 0.5, hi + 0.5
+    span = hi - lo
+    return lo - pad * span, hi + pad * span
+
+
+def nice_ticks(lo: float, hi: float, target: int = 5) -> list[float]:
+    """Round tick values covering [lo, hi] (steps of 1, 2, 2.5 or 5 × 10^k)."""
+    span = hi - lo
+    if span <= 0 or math.isnan(span):
+        return [lo]
+    raw = span / max(1, target - 1)
+    mag = 10 ** math.floor(math.log10(raw))
+    step = next(m * mag for m in (1, 2, 2.5, 5, 10) if m * mag >= raw)
+    first = math.ceil(lo / step) * step
+    ticks = []
+    v = first
+    while v <= hi + 1e-9 * step:
+        ticks.append(round(v, 10))
+        v += step
+    return ticks
+
+
+def ci_bar(
+    value: float, lo: float, hi: float, domain: tuple[float, float], *, width: int = 96
+) -> Markup:
+    """A value with its interval on a shared axis (one table cell)."""
+    d0, d1 = domain
+    span = (d1 - d0) or 1.0
+
+    def x(v: float) -> float:
+        return 2 + (width - 4) * min(1.0, max(0.0, (v - d0) / span))
+
+    h = 14
+    parts = [
+        f'<svg class="ci" width="{width}" height="{h}" viewBox="0 0 {width} {h}" '
+        f'role="img" aria-label="{escape(f"{value:.2f} [{lo:.2f}, {hi:.2f}]")}">',
+        f'<line x1="2" x2="{width - 2}" y1="7" y2="7" stroke="{GRID}" stroke-width="1"/>',
+    ]
+    if not (math.isnan(lo) or math.isnan(hi)):
+        parts.append(
+            f'<line x1="{_num(x(lo))}" x2="{_num(x(hi))}" y1="7" y2="7" stroke="{ACCENT}" '
+            'stroke-width="2" stroke-linecap="round"/>'
+        )
+    if not math.isnan(value):
+        parts.append(f'<circle cx="{_num(x(value))}" cy="7" r="3.5" fill="{ACCENT}"/>')
+    parts.append("</svg>")
+    return Markup("".join(parts))
+
+
+def forest(
+    rows: Sequence[tuple[str, float, float, float]],
+    *,
+    axis: str,
+    reference: float | None = None,
+    width: int = 640,
+) -> Markup:
+    """Labelled point estimates with intervals, one per row, best first as given."""
+    if not rows:
+        return Markup("")
+    label_w = min(280, 12 + 7 * max(len(r[0]) for r in rows))
+    plot_w = width - label_w - 20
+    row_h = 26
+    top = 8
+    height = top + row_h * len(rows) + 44
+    d0, d1 = _domain([v for r in rows for v in r[1:]] + ([reference] if reference else []))
+
+    def x(v: float) -> float:
+        return label_w + plot_w * (v - d0) / (d1 - d0)
+
+    out = [
+        f'<svg class="chart" width="{width}" height="{height}" viewBox="0 0 {width} {height}" '
+        f'role="img" aria-label="{escape(axis)}">'
+    ]
+    for v in nice_ticks(d0, d1):
+        gx = _num(x(v))
+        out.append(
+            f'<line x1="{gx}" x2="{gx}" y1="{top}" y2="{height - 36}" stroke="{GRID}"/>'
+            f'<text x="{gx}" y="{height - 22}" font-size="11" fill="{TEXT}" '
+            f'text-anchor="middle">{escape(f"{v:g}")}</text>'
+        )
+    if reference is not None:
+        rx = _num(x(reference))
+        out.append(
+            f'<line x1="{rx}" x2="{rx}" y1="{top}" y2="{height - 36}" stroke="{MUTED}" '
+            'stroke-dasharray="4 3"/>'
+        )
+    fits = max(8, int((label_w - 14) / 6.6))
+    for i, (label, value, lo, hi) in enumerate(rows):
+        cy = top + row_h * i + row_h / 2
+        shown = label if len(label) <= fits else label[: fits - 1] + "…"
+        out.append(
+            f'<text x="{label_w - 10}" y="{_num(cy + 4)}" font-size="12" fill="{TEXT}" '
+            f'text-anchor="end">{escape(shown)}<title>{escape(label)}</title></text>'
+        )
+        if not (math.isnan(lo) or math.isnan(hi)):
+            out.append(
+                f'<line x1="{_num(x(lo))}" x2="{_num(x(hi))}" y1="{_num(cy)}" y2="{_num(cy)}" '
+                f'stroke="{ACCENT}" stroke-width="2.5" stroke-linecap="round"/>'
+            )
+        out.append(f'<circle cx="{_num(x(value))}" cy="{_num(cy)}" r="5" fill="{ACCENT}"/>')
+    out.append(
+        f'<text x="{label_w + plot_w / 2:.1f}" y="{height - 4}" font-size="11" fill="{TEXT}" '
+        f'text-anchor="middle">{escape(axis)}</text></svg>'
+    )
+    return Markup("".join(out))
+
+
+def _cell_colour(v: float) -> str:
+    if math.isnan(v):
+        return "#f1f3f5"
+    # white (κ ≤ 0) to the accent (κ = 1)
+    t = max(0.0, min(1.0, v))
+    r = round(255 + (59 - 255) * t)
+    g = round(255 + (91 - 255) * t)
+    b = round(255 + (219 - 255) * t)
+    return f"#{r:02x}{g:02x}{b:02x}"
+
+
+def heatmap(labels: Sequence[str], values: Sequence[Sequence[float]], *, title: str) -> Markup:
+    """A square matrix (pairwise κ) with values written in."""
+    k = len(labels)
+    if k == 0:
+        return Markup("")
+    label_w = min(260, 12 + 7 * max(len(s) for s in labels))
+    cell = 64
+    width = label_w + cell * k + 8
+    height = 24 + cell * k + 8
+    out = [
+        f'<svg class="chart" width="{width}" height="{height}" viewBox="0 0 {width} {height}" '
+        f'role="img" aria-label="{escape(title)}">'
+    ]
+    for j, name in enumerate(labels):
+        out.append(
+            f'<text x="{label_w + cell * j + cell / 2:.1f}" y="16" font-size="11" fill="{TEXT}" '
+            f'text-anchor="middle">J{j + 1}<title>{escape(name)}</title></text>'
+        )
+    for i, name in enumerate(labels):
+        y = 24 + cell * i
+        out.append(
+            f'<text x="{label_w - 8}" y="{y + cell / 2 + 4:.1f}" font-size="12" fill="{TEXT}" '
+            f'text-anchor="end">J{i + 1} {escape(name)}</text>'
+        )
+        for j in range(k):
+            v = values[i][j]
+            x = label_w + cell * j
+            colour = _cell_colour(v)
+            ink = "#ffffff" if not math.isnan(v) and v > 0.6 else "#212529"
+            text = "n/a" if math.isnan(v) else f"{v:.2f}"
+            out.append(
+                f'<rect x="{x}" y="{y}" width="{cell - 2}" height="{cell - 2}" rx="4" '
+                f'fill="{colour}"/><text x="{x + cell / 2 - 1:.1f}" y="{y + cell / 2 + 4:.1f}" '
+                f'font-size="13" fill="{ink}" text-anchor="middle">{text}</text>'
+            )
+    out.append("</svg>")
+    return Markup("".join(out))

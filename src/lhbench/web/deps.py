@@ -1,0 +1,270 @@
+"""What every route shares: the app's state, who is asking, and rendering.
+
+``WebApp`` holds the store, settings, templates and caches; routes reach it through
+``request.app.state.web``. A request's viewer comes from its session cookie, looked up in
+the store (sessions are server-side: logout, a password change or a role change ends
+them). Routes declare what they need: :func:`viewer` (anyone), :func:`signed_in`
+(redirects to the login page), :func:`admin`, and :func:`csrf_checked` for every form.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Hashable
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Annotated, Any
+from urllib.parse import quote
+
+from fastapi import Depends, Form, HTTPException, Request
+from fastapi.responses import HTMLResponse
+from fastapi.templating import Jinja2Templates
+from markupsafe import Markup
+
+from lhbench.config import Settings
+from lhbench.report import ReportData, fmt
+from lhbench.store import Store
+from lhbench.web.analysis import Analysis, analyse
+from lhbench.web.arena import closed_runs
+from lhbench.web.auth import LoginPolicy, csrf_ok, hash_token
+from lhbench.web.security import same_origin_post
+from lhbench.web.views import StoreCache
+
+__all__ = [
+    "Admin",
+    "CsrfChecked",
+    "LoginRequired",
+    "SignedIn",
+    "Viewer",
+    "WebApp",
+    "admin",
+    "csrf_checked",
+    "signed_in",
+    "viewer",
+    "web",
+]
+
+HERE = Path(__file__).parent
+
+
+class LoginRequired(Exception):
+    """Raised by :func:`signed_in`: answered with a redirect to the login page."""
+
+    def __init__(self, next_path: str) -> None:
+        super().__init__(next_path)
+        self.next_path = next_path
+
+
+@dataclass(frozen=True)
+class Viewer:
+    """Who is asking: a signed-in user (with their session's CSRF token) or nobody."""
+
+    user: str | None = None
+    is_admin: bool = False
+    csrf: str | None = None
+    session_id: str | None = None
+
+    @property
+    def signed_in(self) -> bool:
+        """Whether a live session came with the request."""
+        return self.user is not None
+
+
+def _num(value: Any, digits: int = 2) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "—"
+    if isinstance(value, int):
+        return f"{value:,}"
+    return f"{value:,.{digits}f}"
+
+
+def _pct(value: Any, digits: int = 0) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "—"
+    return f"{100 * value:.{digits}f}%"
+
+
+def _money(value: Any) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "—"
+    return f"${value:,.4f}" if value < 1 else f"${value:,.2f}"
+
+
+def _tokens(value: Any) -> str:
+    if value is None:
+        return "—"
+    v = float(value)
+    if v >= 1e6:
+        return f"{v / 1e6:.1f}M"
+    if v >= 1e3:
+        return f"{v / 1e3:.1f}k"
+    return f"{v:.0f}"
+
+
+def _when(value: datetime | None) -> str:
+    return "—" if value is None else value.strftime("%Y-%m-%d %H:%M")
+
+
+def _duration(seconds: float | None) -> str:
+    if seconds is None:
+        return "—"
+    if seconds < 60:
+        return f"{seconds:.0f} s"
+    if seconds < 3600:
+        return f"{seconds / 60:.1f} min"
+    return f"{seconds / 3600:.1f} h"
+
+
+@dataclass
+class WebApp:
+    """The app's shared state."""
+
+    store: Store
+    settings: Settings
+    secret: str
+    panel: set[str] | None = None
+    login_policy: LoginPolicy = field(default_factory=LoginPolicy)
+    session_lifetime: timedelta = timedelta(hours=12)
+    templates: Jinja2Templates = field(init=False)
+    cache: StoreCache = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.templates = Jinja2Templates(directory=HERE / "templates")
+        env = self.templates.env
+        env.autoescape = True
+        env.filters.update(
+            fmt=fmt,
+            num=_num,
+            pct=_pct,
+            money=_money,
+            tokens=_tokens,
+            when=_when,
+            duration=_duration,
+            q=lambda v: quote(str(v), safe=""),
+        )
+        self.cache = StoreCache(self.store)
+
+    @property
+    def secure(self) -> bool:
+        """Cookies are Secure (the app is served over HTTPS)."""
+        return self.settings.web_secure_cookies
+
+    @property
+    def public_leaderboard(self) -> bool:
+        """The overview is open to anyone."""
+        return self.settings.web_public_leaderboard
+
+    @property
+    def session_cookie(self) -> str:
+        """The session cookie's name (``__Host-`` bound to this origin over HTTPS)."""
+        return "__Host-lhb_session" if self.secure else "lhb_session"
+
+    @property
+    def login_cookie(self) -> str:
+        """The pre-login CSRF cookie's name."""
+        return "__Host-lhb_login" if self.secure else "lhb_login"
+
+    def analysis(self, by: tuple[str, ...] | None = None) -> Analysis:
+        """The overview figures at the store's current version."""
+        return self.cache.get(
+            ("analysis", by), lambda: analyse(self.store, by=by, panel=self.panel)
+        )
+
+    def report_data(self) -> ReportData:
+        """Everything the report reads (current judgements), at the store's version."""
+        return self.cache.get("report", lambda: ReportData.from_store(self.store, panel=self.panel))
+
+    def cached(self, key: Hashable, compute: Any) -> Any:
+        """Any value, cached until the store changes."""
+        return self.cache.get(key, compute)
+
+    def closed_to(self, v: Viewer) -> set[str]:
+        """Runs this viewer may not open (an annotator's pairs not yet voted on)."""
+        if v.is_admin or v.user is None:
+            return set()
+        user = v.user
+        return self.cache.get(
+            ("closed", user),
+            lambda: closed_runs(self.analysis().runs.values(), self.store.voted_comparisons(user)),
+        )
+
+    def render(
+        self, request: Request, v: Viewer, name: str, *, status: int = 200, **ctx: Any
+    ) -> HTMLResponse:
+        """A page from a template, with the viewer, navigation and CSRF token."""
+        return self.templates.TemplateResponse(
+            request,
+            name,
+            {
+                "viewer": v,
+                "csrf": v.csrf or "",
+                "path": request.url.path,
+                "public": self.public_leaderboard,
+                "Markup": Markup,
+                **ctx,
+            },
+            status_code=status,
+        )
+
+
+def web(request: Request) -> WebApp:
+    """The app's state."""
+    state: WebApp = request.app.state.web
+    return state
+
+
+def viewer(request: Request) -> Viewer:
+    """Who is asking (looked up once per request)."""
+    cached = getattr(request.state, "viewer", None)
+    if isinstance(cached, Viewer):
+        return cached
+    app = web(request)
+    token = request.cookies.get(app.session_cookie)
+    v = Viewer()
+    if token and len(token) < 200:
+        sid = hash_token(token)
+        rec = app.store.get_session(sid)
+        if rec is not None:
+            v = Viewer(rec.user, rec.is_admin, rec.csrf, sid)
+    request.state.viewer = v
+    return v
+
+
+def _here(request: Request) -> str:
+    path = request.url.path
+    return path + (f"?{request.url.query}" if request.url.query else "")
+
+
+def signed_in(request: Request) -> Viewer:
+    """The viewer, who must be signed in (a GET is sent to the login page and back)."""
+    v = viewer(request)
+    if not v.signed_in:
+        raise LoginRequired(_here(request) if request.method == "GET" else "/")
+    return v
+
+
+def admin(request: Request) -> Viewer:
+    """The viewer, who must be an admin."""
+    v = signed_in(request)
+    if not v.is_admin:
+        raise HTTPException(403, "Only admins can see this page.")
+    return v
+
+
+def csrf_checked(request: Request, csrf_token: str = Form("")) -> Viewer:
+    """The signed-in viewer of a form post that carries their session's CSRF token."""
+    v = viewer(request)
+    if not v.signed_in:
+        raise LoginRequired("/")
+    if not same_origin_post(request.headers, request.headers.get("host")) or not csrf_ok(
+        v.csrf, csrf_token
+    ):
+        raise HTTPException(403, "This form expired or came from another site.")
+    return v
+
+
+# route parameters: who is asking, checked as the route needs
+SignedIn = Annotated[Viewer, Depends(signed_in)]
+Admin = Annotated[Viewer, Depends(admin)]
+CsrfChecked = Annotated[Viewer, Depends(csrf_checked)]

@@ -1,0 +1,260 @@
+"""One run, its files, and two runs side by side.
+
+A run page shows everything said about the run: transcript (tool calls folded, errors
+linked to the step that recovered), artifacts rendered by type, checks, every grade with
+its evidence, verdicts and cost. Files are served from their own path under a sandboxing
+policy. All three are closed to an annotator while the run waits in their arena queue.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+from urllib.parse import quote
+
+from fastapi import APIRouter, HTTPException, Request
+from fastapi.responses import HTMLResponse, Response
+
+from lhbench.judges import TierKey, panel_scores
+from lhbench.schema import Artifact, Grade, GradeStatus, Run, RunStatus
+from lhbench.stats import error_events
+from lhbench.web.analysis import Analysis
+from lhbench.web.deps import SignedIn, Viewer, web
+from lhbench.web.render import final_answer, fold_transcript, markdown, render_artifact
+from lhbench.web.security import FILE_CSP, INLINE_MEDIA, content_disposition
+
+__all__ = ["file_response", "router"]
+
+router = APIRouter()
+
+MAX_BLOCKS = 1500
+
+
+# one run -----------------------------------------------------------------------------------
+
+
+def _open_run(request: Request, v: Viewer, run_id: str) -> Run:
+    app = web(request)
+    run = app.store.find_run(run_id)
+    if run is None:
+        raise HTTPException(404, "No such run.")
+    if run_id in app.closed_to(v):
+        raise HTTPException(
+            403,
+            "This run is in your arena queue: its page opens once you have voted on its "
+            "pairs, so that knowing which agent made it cannot sway your votes. "
+            "Admins see every run.",
+        )
+    return run
+
+
+def _grade_tables(a: Analysis, pack_id: str, grades: list[Grade]) -> list[dict[str, Any]]:
+    """Per rubric tier: dimensions × judges with evidence, the panel mean and variance."""
+    tables: dict[TierKey, dict[str, Any]] = {}
+    for g in grades:
+        gkey = TierKey(g.rubric_id, g.rubric_version, g.tier.value, g.rubric_hash)
+        t = tables.setdefault(
+            gkey,
+            {
+                "key": gkey,
+                "current": [],
+                "stale": [],
+                "failed": [],
+            },
+        )
+        if g.status != GradeStatus.OK:
+            t["failed"].append(g)
+        elif a.is_current(pack_id, g):
+            t["current"].append(g)
+        else:
+            t["stale"].append(g)
+    out = []
+    for key, t in sorted(tables.items(), key=lambda kv: (not kv[1]["current"], kv[0])):
+        current: list[Grade] = t["current"]
+        score = panel_scores(current, key).get(current[0].run_id) if current else None
+        judges = []
+        for g in sorted(
+            current, key=lambda g: (a.judge_names.get(g.judge.key, g.judge.label), g.repeat)
+        ):
+            label = a.judge_names.get(g.judge.key, g.judge.label)
+            judges.append((label + (f" #{g.repeat}" if g.repeat else ""), g))
+        dims: list[str] = []
+        for g in current:
+            for s in g.scores:
+                if s.dimension_id not in dims:
+                    dims.append(s.dimension_id)
+        spread = {}
+        for d in dims:
+            vals = [
+                s.score
+                for _, g in judges
+                for s in g.scores
+                if s.dimension_id == d and s.score is not None
+            ]
+            spread[d] = (max(vals) - min(vals)) >= 2 if vals else False
+        out.append(
+            {
+                "key": key,
+                "judges": judges,
+                "dims": dims,
+                "score": score,
+                "spread": spread,
+                "stale": t["stale"],
+                "failed": t["failed"],
+                "cost": sum(g.cost_usd or 0.0 for g in current + t["failed"]),
+            }
+        )
+    return out
+
+
+@router.get("/runs/{run_id}", response_class=HTMLResponse)
+def run_page(request: Request, v: SignedIn, run_id: str, all: bool = False) -> Response:
+    """A run: transcript, artifacts, checks, grades side by side, verdicts, cost."""
+    app = web(request)
+    run = _open_run(request, v, run_id)
+    a = app.analysis()
+    traj = app.store.get_trajectory(run_id)
+    events = error_events(traj)
+    blocks = fold_transcript(traj, events)
+    artifacts = [
+        render_artifact(x, x.name, _file_url(run_id, x)) for x in app.store.list_artifacts(run_id)
+    ]
+    grades = app.store.list_grades(run_id=run_id)
+    tables = _grade_tables(a, run.pack_id, grades)
+    verdicts = app.store.list_verdicts(run_id=run_id)
+    labels = app.store.list_labels(run_id=run_id)
+    task = a.tasks.get((run.pack_id, run.task_id))
+    judge_cost = sum(g.cost_usd or 0.0 for g in grades) + sum(x.cost_usd or 0.0 for x in verdicts)
+    answer = final_answer(traj)
+    return app.render(
+        request,
+        v,
+        "run.html",
+        run=run,
+        task=task,
+        agent=a.agent_of.get(run.id, ""),
+        blocks=blocks if all else blocks[:MAX_BLOCKS],
+        more=max(0, len(blocks) - MAX_BLOCKS) if not all else 0,
+        n_steps=len(traj.steps),
+        n_errors=len(events),
+        n_recovered=sum(1 for e in events if e.recovered),
+        n_tools=len(traj.tool_calls),
+        artifacts=artifacts,
+        tables=tables,
+        verdicts=verdicts,
+        labels=labels,
+        outcome=a.labels.get(run.id),
+        judge_cost=judge_cost,
+        answer=markdown(answer) if answer else None,
+        instruction=markdown("\n\n".join(task.user_turns)) if task else None,
+    )
+
+
+def _file_url(run_id: str, a: Artifact) -> str | None:
+    if a.content is None:
+        return None
+    return f"/files/{quote(run_id, safe='')}/{quote(a.name, safe='/')}"
+
+
+@router.get("/files/{run_id}/{name:path}")
+def run_file(request: Request, v: SignedIn, run_id: str, name: str) -> Response:
+    """A run's file, sandboxed: shown inline only if an image or a framed HTML page."""
+    app = web(request)
+    _open_run(request, v, run_id)
+    for art in app.store.list_artifacts(run_id):
+        if art.name == name and art.content is not None:
+            return file_response(art.content, art.media_type, name)
+    raise HTTPException(404, "No such file.")
+
+
+def file_response(content: bytes, media_type: str, name: str | None) -> Response:
+    """Bytes a run wrote, under the files' sandbox policy."""
+    inline = media_type in INLINE_MEDIA
+    served = media_type if inline else "application/octet-stream"
+    return Response(
+        content,
+        media_type=served,
+        headers={
+            "Content-Security-Policy": FILE_CSP,
+            "Content-Disposition": content_disposition("inline" if inline else "attachment", name),
+            "X-Frame-Options": "SAMEORIGIN",
+            "Cache-Control": "private, no-store",
+        },
+    )
+
+
+# compare ---------------------------------------------------------------------------------
+
+
+@router.get("/compare", response_class=HTMLResponse)
+def compare_page(request: Request, v: SignedIn, a: str = "", b: str = "") -> Response:
+    """Two runs side by side: outcome, scores, verdicts, cost, and the same files."""
+    app = web(request)
+    an = app.analysis()
+    closed = app.closed_to(v)
+    if not a or not b:
+        default = _default_pair(an, closed)
+        if default is None:
+            return app.render(request, v, "compare.html", sides=None, rows=[], an=an, a=a, b=b)
+        a, b = default
+    sides: list[dict[str, Any]] = []
+    for run_id in (a, b):
+        run = _open_run(request, v, run_id)
+        traj = app.store.get_trajectory(run_id)
+        events = error_events(traj)
+        answer = final_answer(traj)
+        sides.append(
+            {
+                "run": run,
+                "agent": an.agent_of.get(run_id, ""),
+                "outcome": an.labels.get(run_id),
+                "scores": {k: an.scores[k].get(run_id) for k in an.tier_keys},
+                "verdicts": app.store.list_verdicts(run_id=run_id),
+                "steps": len(traj.steps),
+                "tools": len(traj.tool_calls),
+                "errors": len(events),
+                "recovered": sum(1 for e in events if e.recovered),
+                "answer": markdown(answer) if answer else None,
+                "files": {x.name: x for x in app.store.list_artifacts(run_id)},
+            }
+        )
+    names = sorted(set(sides[0]["files"]) | set(sides[1]["files"]))
+    rows = []
+    for n in names:
+        pair = [s["files"].get(n) for s in sides]
+        same = pair[0] is not None and pair[1] is not None and pair[0].sha256 == pair[1].sha256
+        rendered = [
+            render_artifact(f, n, _file_url(s["run"].id, f) if f is not None else None)
+            for s, f in zip(sides, pair, strict=True)
+        ]
+        rows.append((n, rendered, same))
+    same_task = (sides[0]["run"].pack_id, sides[0]["run"].task_id) == (
+        sides[1]["run"].pack_id,
+        sides[1]["run"].task_id,
+    )
+    return app.render(
+        request,
+        v,
+        "compare.html",
+        sides=sides,
+        rows=rows,
+        an=an,
+        a=a,
+        b=b,
+        same_task=same_task,
+        task=an.tasks.get((sides[0]["run"].pack_id, sides[0]["run"].task_id)),
+    )
+
+
+def _default_pair(a: Analysis, closed: set[str]) -> tuple[str, str] | None:
+    """Two completed runs of one task by different agents (the first such pair)."""
+    by_task: dict[tuple[str, str], list[str]] = defaultdict(list)
+    for run in a.runs.values():
+        if run.status == RunStatus.COMPLETED.value and run.id not in closed:
+            by_task[(run.pack_id, run.task_id)].append(run.id)
+    for _, ids in sorted(by_task.items()):
+        for i, x in enumerate(ids):
+            for y in ids[i + 1 :]:
+                if a.agent_of[x] != a.agent_of[y]:
+                    return x, y
+    return None

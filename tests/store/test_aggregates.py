@@ -1,0 +1,128 @@
+"""Lean reads for pages, the store version, and arena votes decided once, on both backends."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+
+import pytest
+
+from lhbench.schema import Artifact, Label, PreferenceVote, RunStatus
+from lhbench.store import Store
+from lhbench.store.aggregates import CELL_GRADES, CELL_SCORED, CELL_TOTAL, CELL_TOTAL_SQ
+from tests.factories import make_grade, make_run, make_trajectory
+
+
+def _bumps(store: Store, write: Callable[[], object]) -> bool:
+    before = store.data_version()
+    write()
+    return store.data_version() > before
+
+
+def test_every_write_an_analysed_table_sees_bumps_the_version(store: Store) -> None:
+    run = make_run("r1")
+    assert _bumps(store, lambda: store.save_run(run))
+    # in place: the same row updated, no count changes
+    assert _bumps(
+        store, lambda: store.save_run(run.model_copy(update={"status": RunStatus.FAILED}))
+    )
+    art = Artifact(run_id="r1", name="a.txt", sha256="0" * 64, size=1, content=b"x")
+    assert _bumps(store, lambda: store.save_artifact(art))
+    assert _bumps(store, lambda: store.save_grade(make_grade("r1")))
+    label = Label(run_id="r1", passed=True, source="verify:t/verify.py")
+    assert _bumps(store, lambda: store.save_label(label))
+    assert _bumps(store, lambda: store.save_label(label.model_copy(update={"passed": False})))
+    vote = PreferenceVote(
+        id="v1", pack_id="p", task_id="t", run_a="r1", run_b="r2", left="a", winner="a",
+        annotator="x",
+    )  # fmt: skip
+    assert _bumps(store, lambda: store.save_vote(vote))
+    assert _bumps(
+        store,
+        lambda: store.add_comparison(
+            token="t1", annotator="ann", pack_id="p", task_id="t", run_a="r1", run_b="r2", left="a"
+        ),
+    )
+    assert _bumps(store, lambda: store.delete_run("r1"))
+    # reads do not
+    v = store.data_version()
+    store.list_runs(), store.grade_summary({}), store.run_facts(), store.list_comparisons()
+    assert store.data_version() == v
+
+
+def test_run_facts_page_and_cells(store: Store) -> None:
+    for i in range(7):
+        store.save_run(
+            make_run(f"r{i}", harness="a" if i % 2 else "b", versions={"skill": f"v{i % 3}"})
+        )
+    store.save_trajectory(make_trajectory("r1"))
+    facts = store.run_facts()
+    assert [f.id for f in facts] == [f"r{i}" for i in range(7)]
+    assert facts[0].versions == {"skill": "v0"} and facts[0].input_tokens == 1200
+    page, total = store.run_page(harness="a", sort="id", descending=True, offset=1, limit=2)
+    assert total == 3 and [f.id for f in page] == ["r3", "r1"]
+    page, total = store.run_page(versions={"skill": "v2"})
+    assert total == 2 and {f.id for f in page} == {"r2", "r5"}
+    counts = store.step_counts(["r1", "r2"])
+    assert set(counts) == {"r1"} and (counts["r1"].steps, counts["r1"].tool_calls) == (7, 2)
+    assert counts["r1"].errors == 1
+    store.save_grade(make_grade("r1", scores=(4, 3, 5, 2)))
+    store.save_grade(make_grade("r1", scores=(2, 2, 2, 2), repeat=1))
+    summary = store.grade_summary({"r1": "pack"})
+    [(key, cell)] = summary.cells.items()
+    assert key[0] == "r1" and cell[CELL_GRADES] == 2 and cell[CELL_SCORED] == 2
+    first = 0.3 * 4 + 0.25 * 3 + 0.25 * 5 + 0.2 * 2
+    assert cell[CELL_TOTAL] == pytest.approx(first + 2.0)
+    assert cell[CELL_TOTAL_SQ] == pytest.approx(first**2 + 4.0)
+    [combo] = summary.combos
+    assert combo.pack_id == "pack" and combo.grades == 2
+    assert combo.last_at == max(g.created_at for g in store.list_grades())
+    # a grade whose run is unknown counts under no pack
+    [orphan] = store.grade_summary({}).combos
+    assert orphan.pack_id is None and orphan.grades == 2
+
+
+def _vote(token: str, annotator: str = "ann") -> PreferenceVote:
+    return PreferenceVote(
+        id=f"vote-{token}", pack_id="p", task_id="t", run_a="r1", run_b="r2", left="a",
+        winner="a", annotator=annotator,
+    )  # fmt: skip
+
+
+def test_a_comparison_is_decided_once(store: Store) -> None:
+    store.add_comparison(
+        token="t1", annotator="ann", pack_id="p", task_id="t", run_a="r1", run_b="r2", left="a"
+    )
+    assert store.open_comparison("ann") is not None
+    assert store.record_arena_vote("t1", "bob", "left", _vote("t1", "bob")) is False  # not bob's
+    assert store.record_arena_vote("t1", "ann", "left", _vote("t1")) is True
+    assert store.record_arena_vote("t1", "ann", "right", _vote("t1")) is False
+    assert store.skip_comparison("t1", "ann") is False
+    assert store.open_comparison("ann") is None
+    rec = store.get_comparison("t1")
+    assert rec is not None and (rec.outcome, rec.vote_id) == ("left", "vote-t1")
+    assert [v.id for v in store.list_votes()] == ["vote-t1"]
+
+
+def test_concurrent_votes_on_one_comparison_keep_one(store: Store) -> None:
+    store.add_comparison(
+        token="t2", annotator="ann", pack_id="p", task_id="t", run_a="r1", run_b="r2", left="b"
+    )
+    n = 8
+    barrier = threading.Barrier(n)
+    results: list[bool] = []
+    lock = threading.Lock()
+
+    def vote(i: int) -> None:
+        barrier.wait()
+        ok = store.record_arena_vote("t2", "ann", "left", _vote(f"t2-{i}"))
+        with lock:
+            results.append(ok)
+
+    threads = [threading.Thread(target=vote, args=(i,)) for i in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(results) == [False] * (n - 1) + [True]
+    assert len(store.list_votes()) == 1
