@@ -155,6 +155,7 @@ def grade(
     """
     from lhbench.envs.content import SourceError
     from lhbench.envs.content.grading import check_task_workspace, checks_rubric
+    from lhbench.jobs.states import kept_workspace
     from lhbench.packs import load_pack
     from lhbench.packs.bundled import resolve_pack_dir
     from lhbench.sandbox import get_sandbox
@@ -176,8 +177,9 @@ def grade(
             [store.get_run(r) for r in run_ids] if run_ids else store.list_runs(pack_id=loaded.id)
         )
         for run in runs:
-            ws = Path(str(run.metadata.get("workspace", "")))
-            if run.pack_id != loaded.id or not ws.is_dir():
+            # only a workspace lhbench's harness kept (an imported run's word is not taken)
+            ws = kept_workspace(run)
+            if run.pack_id != loaded.id or ws is None:
                 rows.append({"run": run.id, "stored": False, "detail": "no kept workspace"})
                 continue
             try:

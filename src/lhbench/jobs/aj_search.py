@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -21,10 +21,10 @@ from typing import Any
 from lhbench.config import Settings
 from lhbench.envs.web import SearchAnswer, build_index, load_answers, load_corpus
 from lhbench.errors import ConfigError
-from lhbench.ingest import FORMATS, ImportContext, read_transcripts
 from lhbench.jobs.api import JudgeStatesOutcome, ProgressFactory, _run, judge_states, sandbox_for
+from lhbench.jobs.fixtures import FixtureJob
 from lhbench.jobs.packs import LoadedPack, resolve_pack
-from lhbench.jobs.runner import Assessment, Unit
+from lhbench.jobs.runner import Unit
 from lhbench.jobs.states import RunState, StateProvider, state_id
 from lhbench.jobs.verdicts import VerdictJob
 from lhbench.jobs.verification import VerifyJob
@@ -33,7 +33,7 @@ from lhbench.judges.search_item import TOOL_SETS, ItemUnderReview, SearchItemJud
 from lhbench.models import ModelPool, resolve_model
 from lhbench.schema import EnvironmentKind, Run, RunStatus, Trajectory, Verdict
 from lhbench.stats.aj_modes import failure_mode
-from lhbench.store import ResultState, Store
+from lhbench.store import Store
 
 __all__ = [
     "SearchFixtureJob",
@@ -86,64 +86,27 @@ def _run_id(pack: LoadedPack, fx: _ItemFixture) -> str:
     return f"{pack.pack.id}--{fx.task_id}--{fx.answer.id}--{fx.item_id}"
 
 
-class SearchFixtureJob:
+class SearchFixtureJob(FixtureJob):
     """Every item of every answer of a search pack, stored as a run (the Job protocol)."""
 
-    name = "fixtures"
-
-    def __init__(self, store: Store, pack: LoadedPack) -> None:
-        self.store = store
-        self.pack = pack
-
-    def plan(self) -> list[Unit[_ItemFixture]]:
+    def plan(self) -> list[Unit[_ItemFixture]]:  # type: ignore[override]
         """One unit per item."""
         return [
             Unit(_run_id(self.pack, fx), f"{fx.task_id}/{fx.answer.id}/{fx.item_id}", fx)
             for fx in search_items(self.pack)
         ]
 
-    def stored(self, keys: Sequence[str]) -> Mapping[str, ResultState]:
-        """Items already stored from this pack content."""
-        out: dict[str, ResultState] = {}
-        for key in keys:
-            run = self.store.find_run(key)
-            if run is not None and run.pack_hash == self.pack.pack.content_hash:
-                out[key] = "ok"
-        return out
-
-    async def run(self, unit: Unit[_ItemFixture]) -> tuple[Run, Trajectory]:
+    async def run(self, unit: Unit[_ItemFixture]) -> tuple[Run, Trajectory]:  # type: ignore[override]
         """Read the answer's trajectory (strictly) as this item's run."""
-        return await asyncio.to_thread(self._read, unit.key, unit.payload)
-
-    def _read(self, run_id: str, fx: _ItemFixture) -> tuple[Run, Trajectory]:
-        ctx = ImportContext(path=fx.trajectory, strict=True)
-        [(info, steps_iter)] = list(read_transcripts(FORMATS["jsonl"], ctx))
-        traj = Trajectory(run_id=run_id, steps=list(steps_iter))
-        run = Run(
-            id=run_id,
-            pack_id=self.pack.pack.id,
-            pack_hash=self.pack.pack.content_hash,
-            task_id=fx.task_id,
-            harness="fixture",
-            model=info.model or "fixture",
-            status=RunStatus.COMPLETED,
+        fx = unit.payload
+        return await asyncio.to_thread(
+            self.read_as_run,
+            unit.key,
+            fx.trajectory,
+            fx.task_id,
             source=f"tasks/{fx.task_id}/answers/{fx.answer.id}.json#{fx.item_id}",
             metadata={"trajectory": fx.answer.id, "answer": fx.answer.id, "item": fx.item_id},
         )
-        return run, traj
-
-    def assess(self, result: tuple[Run, Trajectory]) -> Assessment:
-        """An item read whole is ok."""
-        return Assessment(True)
-
-    def write(self, results: Sequence[tuple[Run, Trajectory]]) -> None:
-        """Runs and their trajectories (replacing an older pack content's)."""
-        for run, traj in results:
-            existing = self.store.find_run(run.id)
-            if existing is not None and existing.pack_hash != run.pack_hash:
-                self.store.delete_run(run.id)
-            self.store.save_run(run)
-            self.store.save_trajectory(traj)
 
 
 class SearchStates(StateProvider):

@@ -67,19 +67,31 @@ class FixtureJob:
         return await asyncio.to_thread(self._read, unit.key, unit.payload)
 
     def _read(self, run_id: str, fx: _Fixture) -> tuple[Run, Trajectory]:
-        ctx = ImportContext(path=fx.file, strict=True)
+        return self.read_as_run(
+            run_id,
+            fx.file,
+            fx.task.id,
+            source=f"tasks/{fx.task.id}/trajectories/{fx.file.name}",
+            metadata={"trajectory": fx.file.stem},
+        )
+
+    def read_as_run(
+        self, run_id: str, path: Path, task_id: str, *, source: str, metadata: dict[str, str]
+    ) -> tuple[Run, Trajectory]:
+        """A fixture trajectory file (generic JSONL, read strictly) as a run of ``task_id``."""
+        ctx = ImportContext(path=path, strict=True)
         [(info, steps_iter)] = list(read_transcripts(FORMATS["jsonl"], ctx))
         traj = Trajectory(run_id=run_id, steps=list(steps_iter))
         run = Run(
             id=run_id,
             pack_id=self.pack.pack.id,
             pack_hash=self.pack.pack.content_hash,
-            task_id=fx.task.id,
+            task_id=task_id,
             harness="fixture",
             model=info.model or "fixture",
             status=RunStatus.COMPLETED,
-            source=f"tasks/{fx.task.id}/trajectories/{fx.file.name}",
-            metadata={"trajectory": fx.file.stem},
+            source=source,
+            metadata=metadata,
         )
         return run, traj
 

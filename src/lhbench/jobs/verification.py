@@ -25,12 +25,15 @@ from lhbench.schema import EnvironmentKind, Label, Run, Task, label_key
 from lhbench.store import ResultState, Store
 
 if TYPE_CHECKING:
+    from lhbench.envs.content.checks import CourseReport
     from lhbench.envs.figma import CheckReport
 
 __all__ = [
     "Check",
     "VerifyJob",
+    "content_checks",
     "figma_checks",
+    "run_content_checks",
     "run_figma_checks",
     "state_checks",
     "task_checks",
@@ -47,6 +50,7 @@ class Check:
     hook: bool = False
     figma: bool = False  # script is the task's ground-truth directory (see figma checks below)
     plugin: str | None = None  # a named state check (lhbench.plugins), run in the sandbox
+    content: bool = False  # the programmatic-content checks (see content checks below)
 
 
 def task_checks(task: Task, task_dir: Path | None) -> list[Check]:
@@ -116,6 +120,7 @@ class VerifyJob:
                 continue
             checks = task_checks(task, self.states.pack.task_dir(task.id))
             checks += figma_checks(self.states.pack, task)
+            checks += content_checks(self.states.pack, task)
             for check in checks:
                 key = label_key(run.id, check.source, check.check_hash)
                 out.append(Unit(key, f"{run.id} · {check.source}", _CheckUnit(run, check)))
@@ -142,6 +147,8 @@ class VerifyJob:
             return await asyncio.to_thread(self._hook, run, check, state.ref.root)
         if check.figma:
             return await asyncio.to_thread(self._figma, run, check, state.ref.root)
+        if check.content:
+            return await asyncio.to_thread(self._content, run, check, state.ref.root)
         try:
             if check.plugin is not None:
                 res = await asyncio.to_thread(
@@ -196,6 +203,18 @@ class VerifyJob:
             )
         except Exception as exc:  # a check that breaks is an undecided label, never a crash
             return self._label(run, check, None, "", f"figma checks failed: {exc}")
+        return self._label(run, check, report.passed(), report.detail(), None)
+
+    def _content(self, run: Run, check: Check, root: Path | None) -> Label:
+        """Programmatic-content checks: a label and a grade with the offending citations."""
+        if root is None:
+            return self._label(run, check, None, "", "content checks need the run's workspace")
+        try:
+            report = run_content_checks(
+                self.store, self.states.pack, run, root, self.states.sandbox
+            )
+        except Exception as exc:  # a check that breaks is an undecided label, never a crash
+            return self._label(run, check, None, "", f"content checks failed: {exc}")
         return self._label(run, check, report.passed(), report.detail(), None)
 
     @staticmethod
@@ -282,4 +301,41 @@ def run_figma_checks(
         store.save_grades([report.grade(run.id, rubric)])
     for artifact in judge_artifacts(report, run.id):
         store.save_artifact(artifact)
+    return report
+
+
+# -- Programmatic-content checks ------------------------------------------------------------
+# A programmatic-content task with frozen sources gets the citation, coverage, slide and
+# scene checks on the run's workspace: a label, and a grade on the pack's content-checks
+# rubric (its evidence the offending citations) when the pack has one.
+def content_checks(pack: LoadedPack, task: Task) -> list[Check]:
+    """The task's content check, when it is a programmatic-content task."""
+    from lhbench.envs.content.checks import CHECKS_VERSION
+    from lhbench.packs import hash_tree
+
+    kind = task.environment.kind or pack.pack.environment
+    if kind != EnvironmentKind.PROGRAMMATIC_CONTENT or pack.directory is None:
+        return []
+    gt = pack.directory / "ground_truth"
+    rubric = next((r.content_hash for r in pack.pack.rubrics if r.id == "content-checks"), "")
+    digest = hashlib.sha256(
+        "|".join(
+            [task.content_hash, hash_tree(gt) if gt.is_dir() else "", rubric, CHECKS_VERSION]
+        ).encode()
+    ).hexdigest()
+    return [Check(pack.directory, f"content:{task.id}", digest, content=True)]
+
+
+def run_content_checks(
+    store: Store, pack: LoadedPack, run: Run, root: Path, sandbox: Sandbox
+) -> CourseReport:
+    """Check the course in ``root``; store the grade; the report."""
+    from lhbench.envs.content.grading import check_task_workspace, checks_rubric
+
+    assert pack.directory is not None
+    task = next(t for t in pack.pack.tasks if t.id == run.task_id)
+    report = check_task_workspace(pack.directory, task, root, sandbox=sandbox)
+    rubric = checks_rubric(pack.pack)
+    if rubric is not None:
+        store.save_grades([report.grade(run.id, rubric)])
     return report

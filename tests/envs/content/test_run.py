@@ -1,8 +1,9 @@
 """``lhbench run content-mini --harness native`` with the model stub, graded end to end.
 
 The stub agent (``lhbench.envs.content.stub_agent``) uses the content tools over MCP in
-the sandbox; the task's verify script labels the run; ``lhbench content grade`` stores
-the programmatic grade; the generic rubrics are graded on both scales by a stub judge.
+the sandbox; the task's verify script and the content checks label the run (the checks
+store the programmatic grade, which ``lhbench content grade`` recomputes on demand); the
+generic rubrics are graded on both scales by a stub judge.
 """
 
 from __future__ import annotations
@@ -48,8 +49,12 @@ def test_a_native_run_uses_the_tools_and_is_graded_end_to_end(tmp_path: Path) ->
         )
         # rendered inside the sandbox, by the tools' own server
         assert slide_out.count(": fits") == 3, slide_out
-        [label] = [lab for lab in store.list_labels() if lab.run_id == run.id]
-        assert label.passed is True, label.detail
+        labels = {lab.source: lab for lab in store.list_labels() if lab.run_id == run.id}
+        assert set(labels) == {"verify:course/verify.py", "content:course"}
+        assert all(lab.passed is True for lab in labels.values()), labels
+        # the run's verification already ran the content checks and stored their grade
+        [auto] = store.list_grades(run_id=run.id, rubric_id="content-checks")
+        assert {s.dimension_id: s.score for s in auto.scores}["citation_validity"] == 5
         ws = Path(run.metadata["workspace"])
         chapters = {c.id for c in load_ground_truth(GT_FILE).chapters}
         assert {p.stem for p in (ws / "course/chapters").glob("*.md")} == chapters

@@ -42,7 +42,8 @@ from lhbench.envs.content.course import (
 )
 from lhbench.envs.content.scenes import SCENE_CHECKS, check_scenes
 from lhbench.envs.content.sources import SourceSet
-from lhbench.schema import DimensionScore, Grade, JudgeIdentity, JudgeKind, Rubric, TierKind
+from lhbench.envs.levels import programmatic_identity, share_level
+from lhbench.schema import DimensionScore, Grade, JudgeIdentity, Rubric, TierKind
 from lhbench.schema import grade_key as make_grade_key
 
 __all__ = [
@@ -69,24 +70,15 @@ CHECK_NAMES = (
 )
 
 
-def level(value: float | None) -> int | None:
-    """A 1-5 level for a share: <0.2, <0.5, <0.75, <0.95, else 5 (None stays None)."""
-    if value is None:
-        return None
-    for lvl, edge in ((1, 0.2), (2, 0.5), (3, 0.75), (4, 0.95)):
-        if value < edge:
-            return lvl
-    return 5
+level = share_level
 
 
 def checks_identity() -> JudgeIdentity:
     """Who graded: these checks, at this version, with their thresholds."""
-    return JudgeIdentity(
-        kind=JudgeKind.PROGRAMMATIC,
-        model="lhbench.content-checks",
-        family="programmatic",
-        prompt_version=CHECKS_VERSION,
-        settings={
+    return programmatic_identity(
+        "content-checks",
+        CHECKS_VERSION,
+        {
             "quote_min": QUOTE_MIN,
             "align_min": ALIGN_MIN,
             "recall_min": RECALL_MIN,

@@ -53,12 +53,12 @@ from lhbench.envs.figma.imaging import (
 from lhbench.envs.figma.manifest import GroundTruth, GtFrame, read_ground_truth
 from lhbench.envs.figma.metrics import FrameScores, score_frame
 from lhbench.envs.figma.tokens import TokenReport, app_theme, design_tokens, token_coverage
+from lhbench.envs.levels import programmatic_identity, share_level
 from lhbench.sandbox import Sandbox
 from lhbench.schema import (
     DimensionScore,
     Grade,
     JudgeIdentity,
-    JudgeKind,
     Rubric,
     TierKind,
     grade_key,
@@ -93,24 +93,15 @@ _TEXT_SUFFIXES = {
 }
 
 
-def level(value: float | None) -> int | None:
-    """A 1–5 level for a share: <0.2, <0.5, <0.75, <0.95, else 5 (None stays None)."""
-    if value is None:
-        return None
-    for lvl, edge in ((1, 0.2), (2, 0.5), (3, 0.75), (4, 0.95)):
-        if value < edge:
-            return lvl
-    return 5
+level = share_level
 
 
 def checks_identity() -> JudgeIdentity:
     """Who graded: these checks, at this version."""
-    return JudgeIdentity(
-        kind=JudgeKind.PROGRAMMATIC,
-        model="lhbench.figma-checks",
-        family="programmatic",
-        prompt_version=CHECKS_VERSION,
-        settings={"analysis_width": ANALYSIS_WIDTH, "band_css": 200, "de_max": 20},
+    return programmatic_identity(
+        "figma-checks",
+        CHECKS_VERSION,
+        {"analysis_width": ANALYSIS_WIDTH, "band_css": 200, "de_max": 20},
     )
 
 
