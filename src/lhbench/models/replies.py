@@ -109,7 +109,11 @@ class ReplyCache:
         doc = found.get(key)
         reply = Reply.from_doc(doc) if doc is not None else None
         if reply is None:
-            self._absent.add(key)
+            # an identical request may have been answered (put, not yet written) while the
+            # query ran: then it is known, not absent, and no second call is made
+            reply = self.get(key)
+            if reply is None:
+                self._absent.add(key)
         else:
             self._remember(key, reply)
         return reply
