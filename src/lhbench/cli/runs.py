@@ -130,7 +130,11 @@ def runs_rm(
 def run_(
     pack: Annotated[str, typer.Argument(help="Pack directory, bundled pack name or pack id.")],
     harness: Annotated[
-        str, typer.Option(help="native (ours), claude-code, codex or gemini-cli.")
+        str,
+        typer.Option(
+            help="native (ours), claude-code, codex, gemini-cli, or a plugin's harness "
+            "(lhbench plugins list)."
+        ),
     ] = "native",
     model: Annotated[str, typer.Option(help="Model string or alias.")] = "",
     tasks: Annotated[str | None, typer.Option(help="Only these task ids, comma-separated.")] = None,

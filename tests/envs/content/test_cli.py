@@ -93,12 +93,24 @@ def test_grade_stores_a_grade_per_run_and_never_scores_what_it_cannot_check(
     db = f"sqlite:///{tmp_path / 'g.db'}"
     eff = course / "course/chapters/efficiency.md"
     replace_in(eff, cite_of(eff, "SCOP averages"), "[ghost:L2]")
-    hostile = tmp_path / "hostile"
+    # workspaces where the harness keeps them (<home>/runs/<run id>/workspace)
+    runs = tmp_path / "home" / "runs"
+    good = runs / "good" / "workspace"
+    shutil.copytree(course, good)
+    hostile = runs / "hostile" / "workspace"
     shutil.copytree(course, hostile)
     (hostile / "research/notes.jsonl").unlink()
     (hostile / "research/notes.jsonl").symlink_to("/etc/hostname")
+    # a workspace not shaped as the harness keeps one is never taken as a run's state
+    stray = tmp_path / "stray"
+    shutil.copytree(course, stray)
     with lhbench.open_store(db) as store:
-        for rid, ws in (("good", course), ("gone", tmp_path / "nowhere"), ("hostile", hostile)):
+        for rid, ws in (
+            ("good", good),
+            ("gone", runs / "gone" / "workspace"),
+            ("hostile", hostile),
+            ("stray", stray),
+        ):
             store.save_run(
                 make_run(
                     rid, pack_id="content-mini", task_id="course", metadata={"workspace": str(ws)}
@@ -109,6 +121,7 @@ def test_grade_stores_a_grade_per_run_and_never_scores_what_it_cannot_check(
     rows = {r["run"]: r for r in json.loads(res.stdout)}
     assert rows["good"]["stored"] is True and "exists failed 1" in rows["good"]["detail"]
     assert rows["gone"] == {"run": "gone", "stored": False, "detail": "no kept workspace"}
+    assert rows["stray"] == {"run": "stray", "stored": False, "detail": "no kept workspace"}
     assert rows["hostile"]["stored"] is False and "refused" in rows["hostile"]["detail"]
     with lhbench.open_store(db) as store:
         grades = store.list_grades(rubric_id="content-checks")
