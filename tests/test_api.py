@@ -32,7 +32,12 @@ def test_the_readme_notebook_example_runs(tmp_path: Path, monkeypatch: pytest.Mo
     assert len(runs) == 4 and all(r.status.value == "completed" for r in runs)  # type: ignore[attr-defined]
     assert len(grades) == 4 * 3 and all(g.status.value == "ok" for g in grades)  # type: ignore[attr-defined]
     [row] = board  # type: ignore[misc]
-    assert row["n"] == 4 and 0 <= row["score"] <= 1
+    # the board's score is the mean over the runs (one per task) of the judges' mean
+    per_run: dict[str, list[float]] = {}
+    for g in grades:  # type: ignore[attr-defined]
+        per_run.setdefault(g.run_id, []).append(g.tier_score)
+    expected = sum(sum(v) / len(v) for v in per_run.values()) / len(per_run)
+    assert row["n"] == 4 and row["score"] == pytest.approx(expected, abs=1e-9)
     assert out.getvalue().startswith("4 runs, 12 grades\n")
     # the CLI sees what the notebook stored: the same command finds everything done
     again_scope: dict[str, object] = {}
