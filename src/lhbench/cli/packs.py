@@ -61,14 +61,16 @@ def pack_table(packs: list[tuple[TaskPack, Path]], title: str) -> object:
 
 def rubric_table(packs: list[tuple[TaskPack, Path]]) -> object:
     """Every rubric of the packs as a table."""
-    table = new_table("Rubrics", ["rubric", "family", "version", "author", "tiers (dimensions)"])
+    table = new_table(
+        "Rubrics", ["pack", "rubric", "family", "version", "author", "tiers (dimensions)"]
+    )
     for pack, _path in packs:
         for r in pack.rubrics:
             tiers = ", ".join(
                 f"{t.kind.value}({len(t.dimensions)}{'' if t.enabled else ', off'})"
                 for t in r.tiers
             )
-            table.add_row(r.id, r.family, r.version, r.author.value, tiers)
+            table.add_row(pack.id, r.id, r.family, r.version, r.author.value, tiers)
     return table
 
 
