@@ -196,6 +196,12 @@ def private_paths() -> list[Path]:
             for task in sorted(t for t in tasks.iterdir() if t.is_dir()):
                 out += [task / d for d in _PRIVATE_TASK_DIRS if (task / d).is_dir()]
                 out += [task / f for f in _PRIVATE_TASK_FILES if (task / f).is_file()]
+                # the task's own scripts beside task.yaml (hook checks): how it is checked
+                out += sorted(
+                    p
+                    for p in task.glob("*.py")
+                    if p.is_file() and p.name not in _PRIVATE_TASK_FILES
+                )
     return out
 
 
