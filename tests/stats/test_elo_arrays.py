@@ -10,7 +10,7 @@ from scipy.optimize import minimize
 from scipy.special import expit
 
 from lhbench.stats import bradley_terry_elo
-from lhbench.stats.elo import VoteArrays, _cells, bootstrap_replicates, fit_bt
+from lhbench.stats.elo import VoteArrays, _categorical, _cells, bootstrap_replicates, fit_bt
 
 LN10 = math.log(10)
 
@@ -74,7 +74,7 @@ def test_cells_are_fastchats_unique_rows_so_the_replicates_are_its_replicates() 
     assert np.array_equal(cells.a, rows[:, 0]) and np.array_equal(cells.b, rows[:, 1])
     assert np.array_equal(cells.outcome, 2 - rows[:, 2])
     assert np.array_equal(cells.counts, counts)
-    ours = bootstrap_replicates(cells.counts, len(votes), 20, seed=0)
+    ours = bootstrap_replicates(cells.counts, len(votes), 20, seed=0, draw="multinomial")
     theirs = np.random.default_rng(0).multinomial(len(votes), counts / counts.sum(), size=20)
     assert np.array_equal(ours, theirs)
 
@@ -84,16 +84,84 @@ def test_ratings_and_ci_bounds_match_fastchats_formulation(seed: int) -> None:
     votes = simulate(4000, 6, seed)
     rounds = 60
     point, (lo, hi) = fastchat_bootstrap(votes, rounds)
-    res = bradley_terry_elo(votes, n_bootstrap=rounds, seed=0)
+    res = bradley_terry_elo(votes, n_bootstrap=rounds, seed=0, draw="multinomial")
     names = list(votes.models)
     assert max(abs(res.ratings[n] - point[k]) for k, n in enumerate(names)) < 0.01
     assert max(abs(res.ci[n][0] - lo[k]) for k, n in enumerate(names)) < 0.01
     assert max(abs(res.ci[n][1] - hi[k]) for k, n in enumerate(names)) < 0.01
 
 
+@pytest.mark.parametrize(("counts", "n"), [([1, 2, 3], 4), ([5, 1, 1, 3], 7)])
+def test_the_poisson_draw_has_the_multinomial_pmf(counts: list[int], n: int) -> None:
+    """Every outcome's frequency over 60,000 rounds against the exact multinomial pmf.
+
+    With these sizes about 4 rounds in 10 are completed with extra votes and 4 in 10 lose
+    votes, so both corrections are exercised; a biased correction (e.g. dropping votes
+    from the largest cell) fails the chi-square test by orders of magnitude.
+    """
+    from itertools import product
+
+    from scipy.stats import chisquare, multinomial
+
+    rounds = 60_000
+    draws = bootstrap_replicates(np.array(counts), n, rounds, seed=11)
+    assert draws.shape == (rounds, len(counts)) and (draws >= 0).all()
+    assert (draws.sum(axis=1) == n).all()
+    p = np.array(counts) / sum(counts)
+    outcomes = [c for c in product(range(n + 1), repeat=len(counts)) if sum(c) == n]
+    index = {c: i for i, c in enumerate(outcomes)}
+    observed = np.bincount([index[tuple(row)] for row in draws.tolist()], minlength=len(outcomes))
+    expected = multinomial.pmf(np.array(outcomes), n, p) * rounds
+    assert expected.sum() == pytest.approx(rounds)
+    assert chisquare(observed, expected).pvalue > 1e-3
+
+
+def test_the_two_draws_give_the_same_cis_up_to_monte_carlo_error() -> None:
+    """Different replicates, same distribution: with 4,000 rounds the bounds agree closely."""
+    votes = simulate(20_000, 6, 7)
+    a = bradley_terry_elo(votes, n_bootstrap=4000, seed=1, draw="poisson")
+    b = bradley_terry_elo(votes, n_bootstrap=4000, seed=2, draw="multinomial")
+    assert a.ratings == b.ratings
+    widths = [hi - lo for lo, hi in b.ci.values()]
+    for name in votes.models:
+        assert a.ci[name] == pytest.approx(b.ci[name], abs=1.0)
+    # the bounds are not trivially equal: the intervals are ~20 Elo wide
+    assert min(widths) > 10
+
+
+def test_merging_a_pairs_two_orders_keeps_every_pairs_votes_and_score() -> None:
+    votes = simulate(5000, 5, 3)
+    cells = _cells(votes)
+    merged = cells.by_pair()
+    assert merged.counts.size <= 3 * cells.pi.size < cells.counts.size
+    assert merged.counts.sum() == cells.counts.sum() == len(votes)
+    for x, y in zip(merged.pair_stats(merged.counts), cells.pair_stats(cells.counts), strict=True):
+        assert np.array_equal(x, y)
+    # each merged cell is oriented from the pair's first model
+    assert np.array_equal(merged.a, cells.pi[merged.pair])
+
+
+def test_the_guide_table_draw_is_inversion_by_binary_search() -> None:
+    """Cells of zero and of tiny probability included: the same index for every uniform."""
+    p = np.random.default_rng(5).random(57)
+    p[[0, 3, 56]] = [0.0, 0.0, 1e-9]
+    p /= p.sum()
+    got = _categorical(np.random.default_rng(1), p, 200_000)
+    cdf = np.cumsum(p)
+    cdf /= cdf[-1]
+    want = np.searchsorted(cdf, np.random.default_rng(1).random(200_000), side="right")
+    assert np.array_equal(got, want)
+    assert not np.isin(got, [0, 3]).any()
+
+
+def test_an_unknown_draw_is_an_error() -> None:
+    with pytest.raises(ValueError, match="draw must be"):
+        bootstrap_replicates(np.array([1, 2]), 3, 2, draw="bogus")  # type: ignore[arg-type]
+
+
 def test_warm_started_bootstrap_equals_cold_fits() -> None:
     votes = simulate(20_000, 8, 5)
-    cells = _cells(votes)
+    cells = _cells(votes).by_pair()
     draws = bootstrap_replicates(cells.counts, len(votes), 30, seed=0)
     n, s = cells.pair_stats(draws)
     cold = 400 * fit_bt(8, cells.pi, cells.pj, n, s, tol=1e-13) + 1000
@@ -129,3 +197,18 @@ def test_regroup_rates_groups_and_drops_votes_inside_one() -> None:
     assert g.a.tolist() == [0, 0] and g.b.tolist() == [1, 1] and g.outcome.tolist() == [0, 2]
     with pytest.raises(ValueError, match="labels"):
         votes.regroup(["A"])
+
+
+def test_regroup_drops_a_group_whose_only_votes_were_inside_it() -> None:
+    votes = VoteArrays(
+        ["r1", "r2", "r3", "r4"], np.array([0, 2, 2]), np.array([1, 3, 1]), np.array([0, 1, 2])
+    )
+    g = votes.regroup(["B", "B", "C", "A"])
+    assert list(g.models) == ["A", "B", "C"]
+    assert g.a.tolist() == [2, 2] and g.b.tolist() == [0, 1] and g.outcome.tolist() == [1, 2]
+    only_inside = votes.regroup(["Z", "Z", "Y", "Y"])
+    assert list(only_inside.models) == ["Y", "Z"] and len(only_inside) == 1
+    triples = [("Y", "Z", "b")]
+    assert bradley_terry_elo(only_inside, n_bootstrap=0).ratings == pytest.approx(
+        bradley_terry_elo(triples, n_bootstrap=0).ratings
+    )

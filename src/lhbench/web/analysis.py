@@ -45,6 +45,7 @@ from lhbench.schema import (
     judge_labels,
 )
 from lhbench.stats import EloResult, bootstrap_ci, bradley_terry_elo, proportion
+from lhbench.stats.elo import VoteArrays
 from lhbench.store import GradeCombo, LabelFact, RunFact, Store, VerdictFact
 from lhbench.store.aggregates import (
     CELL_GRADES,
@@ -447,14 +448,15 @@ def _analyse(
     for vf in store.verdict_facts():
         verdicts[vf.run_id].append(vf)
 
-    votes = [v for v in store.list_votes(rater_kind=JudgeKind.HUMAN.value) if v.winner]
-    triples = []
-    for vote in votes:
-        if vote.run_a in agent_of and vote.run_b in agent_of:
-            ga, gb = agent_of[vote.run_a], agent_of[vote.run_b]
-            if ga != gb:
-                triples.append((ga, gb, vote.winner or ""))
-    elo = bradley_terry_elo(triples, seed=0) if triples else None
+    # decided human votes as integer columns from one query, rated between agent groups
+    cols = store.vote_columns(rater_kind=JudgeKind.HUMAN.value)
+    human_votes = len(cols)
+    known = np.array([r in agent_of for r in cols.runs], dtype=bool)
+    both = known[cols.a] & known[cols.b] if human_votes else known
+    between = VoteArrays(cols.runs, cols.a[both], cols.b[both], cols.outcome[both]).regroup(
+        [agent_of.get(r, "") for r in cols.runs]
+    )
+    elo = bradley_terry_elo(between, seed=0) if len(between) else None
 
     members: dict[str, list[str]] = defaultdict(list)
     for run_id in sorted(runs):
@@ -530,7 +532,7 @@ def _analyse(
         judge_names=judge_names,
         grades_total=int(sum(c[CELL_GRADES] for c in summary.cells.values())),
         grades_used=grades_used,
-        votes=len(votes),
+        votes=human_votes,
         parse_errors=parse_errors,
     )
 
