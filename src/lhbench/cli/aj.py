@@ -85,6 +85,10 @@ def aj_run(
         str | None,
         typer.Option(help="Agent judge's tools (search packs): state or state+trajectory."),
     ] = None,
+    modality: Annotated[
+        str | None,
+        typer.Option(help="Agent judge's perception (GUI packs): screenshot, a11y or both."),
+    ] = None,
     as_json: JsonOption = False,
     unsafe_no_sandbox: UnsafeOption = False,
     db: DbOption = None,
@@ -120,6 +124,7 @@ def aj_run(
                 retry_errors=retry_errors,
                 progress=progress_factory(not as_json),
                 **({"tool_set": tool_set} if tool_set else {}),
+                **({"modality": modality} if modality else {}),
             )
         )
         labels = [lab for lab in store.list_labels() if lab.passed is not None]
@@ -238,6 +243,51 @@ def aj_import_mcpmark(
     say(f"{res.pack_dir}: {len(res.tasks)} task(s), {res.trajectories} trajectory(ies)")
     for why in res.skipped:
         say(f"skipped {why}", style="dim")
+
+
+@aj_app.command("import-osworld")
+def aj_import_osworld(
+    src: Annotated[str, typer.Argument(help="An OSWorld result directory (traj.jsonl, PNGs).")],
+    pack: Annotated[str, typer.Option(help="The GUI pack directory to add it to.")],
+    task: Annotated[str, typer.Option(help="The pack's task it is a trajectory of.")],
+    name: Annotated[str, typer.Option(help="The trajectory's name in the pack.")],
+    document: Annotated[
+        str | None,
+        typer.Option(help="The final document (default: the one in SRC/final/)."),
+    ] = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Add an OSWorld result directory (and its final document) to a GUI pack's task.
+
+    Copies traj.jsonl, result.txt, the screenshots and accessibility trees the steps name,
+    and the final document into tasks/TASK/trajectories/NAME/ (nothing else).
+    Example: lhbench aj import-osworld results/.../<example id> --pack ./my-gui-pack
+    --task fix-budget --name gpt-run-1 --document cache/<example id>/budget.xlsx
+    """
+    import re
+    from pathlib import Path
+
+    from lhbench.envs.gui import import_osworld
+
+    if not re.fullmatch(r"[a-z0-9][a-z0-9._-]{0,79}", name):
+        raise ConfigError(f"--name {name!r}: lower-case letters, digits, '.', '_', '-'")
+    task_dir = Path(pack) / "tasks" / task
+    if not (task_dir / "task.yaml").is_file() or not re.fullmatch(r"[a-z0-9][a-z0-9._-]*", task):
+        raise ConfigError(f"--task {task!r}: no tasks/{task}/task.yaml in {pack}")
+    rec = import_osworld(
+        Path(src), Path(document) if document else None, task_dir / "trajectories" / name
+    )
+    if as_json:
+        dump_json(
+            {
+                "trajectory": str(rec.directory),
+                "steps": len(rec.steps),
+                "document": rec.document.name,
+                "score": rec.score,
+            }
+        )
+        return
+    say(f"{rec.directory}: {len(rec.steps)} step(s), final {rec.document.name}, score {rec.score}")
 
 
 def register(app: typer.Typer) -> None:

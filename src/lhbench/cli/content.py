@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Annotated
 
@@ -29,7 +30,11 @@ content_app = typer.Typer(
 )
 
 NoSlidesOption = Annotated[
-    bool, typer.Option("--no-slides", help="Skip rendering the slide decks in Chromium.")
+    bool,
+    typer.Option(
+        "--no-slides",
+        help="Skip the sandboxed checks: slide decks in Chromium, rendered scenes with ffprobe.",
+    ),
 ]
 
 
@@ -218,55 +223,171 @@ def synthesize_rubrics(
     ] = None,
     out_dir: Annotated[
         Path | None,
-        typer.Option("--out", help="Where the rubric files go (default: PACK/rubrics)."),
+        typer.Option("--out", help="Also write each rubric as a pack rubric file here."),
     ] = None,
     as_json: JsonOption = False,
+    db: DbOption = None,
 ) -> None:
-    """Write 1-3 chapter-specific rubrics per annotated chapter, on the 5- and 3-point scales.
+    """Synthesise 1-3 chapter rubrics per annotated chapter, on the 3- and 5-point scales.
 
-    The model reads each chapter's instruction, design notes and evaluation criteria; an
-    answer that is not a valid rubric is sent back (bounded), then the command fails.
-    Example: lhbench content synthesize-rubrics ./my-pack --model claude --out ./rubrics
+    Each is stored as a rubric version with its provenance (annotations and ground-truth
+    hashes, model, prompt version, scale); rerunning with the same inputs reuses the stored
+    ones. An answer that is not a valid rubric is sent back (bounded); a chapter whose
+    answer never fits is reported and the command exits 1.
+    Example: lhbench content synthesize-rubrics content-mini --model claude
     """
     import asyncio
 
-    from lhbench.envs.content.chapter_rubrics import synthesise_chapter_rubric, write_rubric
-    from lhbench.envs.content.grading import task_materials
-    from lhbench.models import ModelPool, resolve_model
-    from lhbench.schema import Scale, Task
+    from lhbench.jobs.content import synthesize_chapter_rubrics
 
-    pack_dir, t = _pack_task(pack, task)
-    assert isinstance(t, Task)
-    gt = task_materials(pack_dir, t).ground_truth
-    if gt is None:
-        raise ConfigError(f"{pack}: task {t.id} has no annotated chapters (chapters.json)")
-    settings = settings_for()
-    spec = resolve_model(model, settings.models)
-    target = out_dir or pack_dir / "rubrics"
-
-    async def go() -> list[Path]:
-        pool = ModelPool()
-        written = []
-        async with pool.session():
-            managed = pool.get(spec)
-            for chapter in gt.chapters:
-                for scale in (Scale.ONE_TO_FIVE, Scale.ZERO_TO_TWO):
-                    rubric = await synthesise_chapter_rubric(
-                        managed,
-                        chapter,
-                        scale,
-                        global_notes=gt.global_notes,
-                        model_name=spec.model_string,
-                    )
-                    written.append(write_rubric(rubric, target))
-        return written
-
-    paths = asyncio.run(go())
+    settings = settings_for(db)
+    with open_store(settings) as store:
+        rows = asyncio.run(
+            synthesize_chapter_rubrics(
+                store, settings, pack=pack, model=model, task=task, out_dir=out_dir
+            )
+        )
+    failed = [r for r in rows if r.error]
     if as_json:
-        dump_json([str(p) for p in paths])
+        dump_json(
+            [
+                {
+                    "chapter": r.chapter_id,
+                    "scale": r.scale.value,
+                    "rubric": r.rubric_id,
+                    "new": r.new,
+                    "key": r.key,
+                    "path": r.path,
+                    "error": r.error,
+                }
+                for r in rows
+            ]
+        )
+    else:
+        table = new_table(
+            f"chapter rubrics ({len(rows) - len(failed)} stored, {len(failed)} failed)",
+            ["chapter", "scale", "rubric", "stored", "error"],
+        )
+        for r in rows:
+            state = "new" if r.new else "reused" if r.rubric_id else "–"
+            table.add_row(r.chapter_id, r.scale.value, r.rubric_id or "–", state, r.error or "")
+        out.print(table)
+    if failed:
+        raise typer.Exit(1)
+
+
+@content_app.command("grade-chapters")
+def grade_chapters(
+    pack: Annotated[str, typer.Argument(help="Pack id, directory or bundled name.")],
+    panel: Annotated[
+        str | None, typer.Option(help="Judge models, comma-separated (aliases or model strings).")
+    ] = None,
+    runs: Annotated[str | None, typer.Option(help="Only these run ids, comma-separated.")] = None,
+    repeats: Annotated[int, typer.Option(min=1, help="Grades per chapter, rubric, judge.")] = 1,
+    concurrency: Annotated[int, typer.Option(min=1, help="Grades in flight.")] = 16,
+    retry_errors: Annotated[
+        bool, typer.Option("--retry-errors", help="Re-ask grades stored as parse failures.")
+    ] = False,
+    as_json: JsonOption = False,
+    db: DbOption = None,
+) -> None:
+    """Grade every chapter of each run with the generic and chapter rubrics, on both scales.
+
+    One grade per (run, chapter, rubric, scale, judge): a rerun does only what is missing;
+    an answer that does not parse is stored as an error, never a score. Prints each run's
+    course score (normalised mean over graded chapters) on the 3- and 5-point scales.
+    Example: lhbench content grade-chapters content-mini --panel claude,gpt
+    """
+    import asyncio
+
+    from lhbench.jobs import panel_specs
+    from lhbench.jobs.content import grade_chapters as run_grading
+    from lhbench.stats.course import course_scores
+
+    settings = settings_for(db)
+    refs = [r.strip() for r in panel.split(",") if r.strip()] if panel else None
+    panel_specs(refs, settings)
+    with open_store(settings, create=False) as store:
+        res = asyncio.run(
+            run_grading(
+                store,
+                settings,
+                pack=pack,
+                panel=refs,
+                run_ids=[r.strip() for r in runs.split(",") if r.strip()] if runs else None,
+                repeats=repeats,
+                concurrency=concurrency,
+                retry_errors=retry_errors,
+            )
+        )
+    chapters = {
+        r.id: sorted({cs.chapter.id for cs in res.sets if cs.task_id == r.task_id})
+        for r in res.runs
+    }
+    scores = course_scores(res.grades, expected=chapters)
+    rows = [
+        {
+            "run": cs.run_id,
+            "scale": cs.scale.value,
+            "course_score": cs.mean,
+            "n_chapters": cs.n,
+            "excluded": list(cs.excluded),
+            "ci_width": cs.ci_width,
+        }
+        for cs in scores.values()
+    ]
+    summary = [s.as_dict() for s in res.summaries]
+    if as_json:
+        dump_json({"summary": summary, "grades": len(res.grades), "course_scores": rows})
         return
-    for p in paths:
-        say(f"wrote {p}")
+    for s in res.summaries:
+        say(s.line())
+    table = new_table(
+        "course scores (normalised mean over graded chapters)",
+        ["run", "scale", "score", "n", "excluded", "95% t CI width"],
+    )
+    for cs in scores.values():
+        table.add_row(
+            cs.run_id,
+            cs.scale.value,
+            f"{cs.mean:.3f}",
+            str(cs.n),
+            ", ".join(cs.excluded) or "–",
+            "n/a" if math.isnan(cs.ci_width) else f"{cs.ci_width:.3f}",
+        )
+    out.print(table)
+
+
+@content_app.command("export-annotations")
+def export_annotations_cmd(
+    pack_dir: Annotated[Path, typer.Argument(help="The pack directory to write into.")],
+    task: Annotated[str, typer.Argument(help="The task whose annotations to export.")],
+    version: Annotated[
+        int | None, typer.Option("--version", help="A saved version (default: the newest).")
+    ] = None,
+    as_json: JsonOption = False,
+    db: DbOption = None,
+) -> None:
+    """Write saved annotations as the task's ground_truth/<task>/chapters.json.
+
+    The file has the exact GroundTruth format the citation-coverage check reads.
+    Example: lhbench content export-annotations ./packs/content-mini course --version 3
+    """
+    from lhbench.annotate import annotation_target, export_annotations
+
+    if not (pack_dir / "pack.yaml").is_file():
+        raise ConfigError(f"{pack_dir}: not a pack directory (no pack.yaml)")
+    target = annotation_target(pack_dir, task)
+    store = open_store(settings_for(db), create=False)
+    try:
+        path, saved = export_annotations(store, target, version)
+    finally:
+        store.close()
+    chapters = len(saved.content.get("chapters", []))
+    if as_json:
+        dump_json({"path": str(path), "version": saved.version, "chapters": chapters})
+        return
+    say(f"wrote {path} (version {saved.version} by {saved.author}, {chapters} chapters)")
 
 
 def register(app: typer.Typer) -> None:

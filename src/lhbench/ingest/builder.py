@@ -249,18 +249,24 @@ class StepBuilder:
             if len(self._held) > _HELD:
                 self._put(self._held.popitem(last=False)[1][1])
             return
-        self._put(rec)
+        rec[0] = self.count  # _put, inline: this runs once per tool result
+        self.count += 1
+        self.out.append(rec)
         if self._held:
             self._release_stale()
 
     def _answer(self, cid: str) -> None:
         # the last few thousand answered ids, in a ring: a repeated result is not held back
-        old = self._ring[self._pos]
+        if not self._hold:
+            return  # only held results look at it
+        pos = self._pos
+        ring = self._ring
+        old = ring[pos]
         if old is not None:
             self._answered.discard(old)
-        self._ring[self._pos] = cid
+        ring[pos] = cid
         self._answered.add(cid)
-        self._pos = (self._pos + 1) % _ANSWERED
+        self._pos = pos + 1 if pos + 1 < _ANSWERED else 0
 
     def _release_stale(self) -> None:
         while self._held:

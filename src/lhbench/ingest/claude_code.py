@@ -58,12 +58,6 @@ _RECENT = 256  # message ids whose usage may still repeat (lines of one message 
 _SEEN_UUIDS = 65536
 _HELD_LINES = 256
 _CALL_BLOCKS = ("tool_use", "server_tool_use", "mcp_tool_use")
-_USAGE_KEYS = (
-    "input_tokens",
-    "output_tokens",
-    "cache_read_input_tokens",
-    "cache_creation_input_tokens",
-)
 _USAGE_FIELDS = (
     ("input", "input_tokens"),
     ("output", "output_tokens"),
@@ -95,15 +89,20 @@ def read_claude_code(ctx: ImportContext, info: TranscriptInfo) -> Iterator[Step]
 
 
 def _tally(ctx: ImportContext, u: dict[str, Any], what: str) -> Tally:
-    """A message's usage (the common, well-formed case checked inline: it runs per line)."""
-    vals = []
-    for key in _USAGE_KEYS:
-        v = u.get(key)
-        if type(v) is int and 0 <= v <= MAX_COUNT:
-            vals.append(v)
-        else:
-            vals.append(0 if v is None else as_count(ctx, v, f"{what}.{key}"))
-    return Tally(vals[0], vals[1], vals[2], vals[3], requests=1)
+    """A message's usage (the common, well-formed case checked inline: it runs per message)."""
+    i = u.get("input_tokens")
+    o = u.get("output_tokens")
+    cr = u.get("cache_read_input_tokens")
+    cw = u.get("cache_creation_input_tokens")
+    if not (type(i) is int and 0 <= i <= MAX_COUNT):
+        i = 0 if i is None else as_count(ctx, i, f"{what}.input_tokens")
+    if not (type(o) is int and 0 <= o <= MAX_COUNT):
+        o = 0 if o is None else as_count(ctx, o, f"{what}.output_tokens")
+    if not (type(cr) is int and 0 <= cr <= MAX_COUNT):
+        cr = 0 if cr is None else as_count(ctx, cr, f"{what}.cache_read_input_tokens")
+    if not (type(cw) is int and 0 <= cw <= MAX_COUNT):
+        cw = 0 if cw is None else as_count(ctx, cw, f"{what}.cache_creation_input_tokens")
+    return Tally(i, o, cr, cw, requests=1)
 
 
 class _ParentOrder:
@@ -187,7 +186,9 @@ class _Session(SessionState):
     def line(self, obj: dict[str, Any]) -> None:
         ctx, info = self.ctx, self.info
         t = obj.get("type")
-        ts = self.time(obj.get("timestamp"))
+        raw = obj.get("timestamp")
+        # the lines of one message share a timestamp: the common case without a call
+        ts = self._ts if type(raw) is str and raw == self._raw else self.time(raw)
         if info.session_id is None:
             sid = obj.get("session_id") or obj.get("sessionId")
             if sid is not None:

@@ -3,11 +3,15 @@
 One pass over the file does everything the import needs from its bytes: the SHA-256 of
 the whole file (stored with its runs), the line numbers problems are reported at, and the
 parsed objects. Lines longer than the limit are skipped without being held in memory.
+A large file's chunks are hashed on a second thread (hashlib releases the GIL while it
+hashes), so the hash costs the parsing thread nothing.
 """
 
 from __future__ import annotations
 
 import hashlib
+import queue
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
@@ -20,6 +24,63 @@ __all__ = ["HashingReader", "file_digest", "iter_json_lines"]
 
 _CHUNK = 1 << 20
 _BOM = b"\xef\xbb\xbf"
+_THREAD_HASH = 32 << 20  # files larger than this are hashed on a second thread
+_HASH_UNIT = 4 << 20  # …in pieces this large (one GIL hand-over each)
+_HASH_QUEUE = 2  # pieces waiting to be hashed at most (bounded memory)
+
+
+class _Hasher:
+    """SHA-256 of the bytes given, computed inline or (``threaded``) on a second thread.
+
+    The thread gets pieces of a few MiB: hashlib releases the GIL while it hashes one, and
+    each piece costs one hand-over of the GIL. ``close`` stops the thread (also when the
+    read stops early); ``hexdigest`` waits for the last piece.
+    """
+
+    def __init__(self, threaded: bool) -> None:
+        self._h = hashlib.sha256()
+        self._pending: list[bytes] = []
+        self._size = 0
+        self._queue: queue.Queue[bytes | None] | None = None
+        self._thread: threading.Thread | None = None
+        if threaded:
+            self._queue = queue.Queue(_HASH_QUEUE)
+            self._thread = threading.Thread(target=self._run, name="lhbench-sha256", daemon=True)
+            self._thread.start()
+
+    def _run(self) -> None:
+        assert self._queue is not None
+        while (piece := self._queue.get()) is not None:
+            self._h.update(piece)
+
+    def update(self, chunk: bytes) -> None:
+        if self._queue is None:
+            self._h.update(chunk)
+            return
+        self._pending.append(chunk)
+        self._size += len(chunk)
+        if self._size >= _HASH_UNIT:
+            self._hand_over()
+
+    def _hand_over(self) -> None:
+        assert self._queue is not None
+        if self._pending:
+            piece = self._pending[0] if len(self._pending) == 1 else b"".join(self._pending)
+            self._pending, self._size = [], 0
+            self._queue.put(piece)
+
+    def close(self) -> None:
+        if self._thread is not None and self._queue is not None:
+            self._pending, self._size = [], 0
+            self._queue.put(None)
+            self._thread.join()
+            self._thread = None
+
+    def hexdigest(self) -> str:
+        if self._thread is not None:
+            self._hand_over()
+            self.close()
+        return self._h.hexdigest()
 
 
 def iter_json_lines(ctx: ImportContext) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -31,7 +92,21 @@ def iter_json_lines(ctx: ImportContext) -> Iterator[tuple[int, dict[str, Any]]]:
     loads = orjson.loads
     decode_error = orjson.JSONDecodeError
     limit = ctx.limits.line_bytes
-    h = hashlib.sha256()
+    try:
+        threaded = ctx.path.stat().st_size > _THREAD_HASH
+    except OSError:
+        threaded = False
+    h = _Hasher(threaded)
+    try:
+        yield from _lines(ctx, h, loads, decode_error, limit)
+        ctx.digest = h.hexdigest()
+    finally:
+        h.close()
+
+
+def _lines(
+    ctx: ImportContext, h: _Hasher, loads: Any, decode_error: Any, limit: int
+) -> Iterator[tuple[int, dict[str, Any]]]:
     lineno = 0
     pending: list[bytes] = []  # pieces of the line not yet ended
     pending_len = 0
@@ -59,13 +134,15 @@ def iter_json_lines(ctx: ImportContext) -> Iterator[tuple[int, dict[str, Any]]]:
                     ctx.problem(lineno, f"line longer than {limit >> 20} MiB; skipped")
                     pending, pending_len, skipping = [], 0, True
                 continue
-            body = chunk[:end]
+            # the chunk's lines, the first completed by what came before (no copy of the
+            # whole chunk); the last piece is the start of a line not ended yet
+            parts = chunk.split(b"\n")
+            rest = parts.pop()
             if pending:
-                pending.append(body)
-                body = b"".join(pending)
-            rest = chunk[end + 1 :]
+                pending.append(parts[0])
+                parts[0] = b"".join(pending)
             pending, pending_len = ([rest], len(rest)) if rest else ([], 0)
-            for raw in body.split(b"\n"):
+            for raw in parts:
                 lineno += 1
                 try:
                     obj = loads(raw)
@@ -81,7 +158,6 @@ def iter_json_lines(ctx: ImportContext) -> Iterator[tuple[int, dict[str, Any]]]:
         if pending and not skipping:
             lineno += 1
             yield from _last_line(ctx, lineno, b"".join(pending))
-    ctx.digest = h.hexdigest()
 
 
 def _last_line(ctx: ImportContext, lineno: int, raw: bytes) -> Iterator[tuple[int, dict[str, Any]]]:

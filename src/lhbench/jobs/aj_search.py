@@ -250,10 +250,20 @@ async def judge_any_pack(
     store: Store, settings: Settings, *, pack: str, **kw: Any
 ) -> JudgeStatesOutcome:
     """``lhbench aj run``: a search pack through :func:`judge_search`, any other as before."""
+    from lhbench.jobs.aj_gui import is_gui_pack, judge_gui
+
     loaded = resolve_pack(pack, settings, store)
+    modality = kw.pop("modality", None)
+    if modality is not None and not is_gui_pack(loaded):
+        raise ConfigError("--modality: only GUI packs take a modality")
     if is_search_pack(loaded):
         kw.pop("postgres_url", None)
         out = await judge_search(store, settings, pack=pack, **kw)
+    elif is_gui_pack(loaded):
+        kw.pop("postgres_url", None)
+        if kw.pop("tool_set", None) not in (None, "state+trajectory"):
+            raise ConfigError("--tool-set: GUI packs take --modality instead")
+        out = await judge_gui(store, settings, pack=pack, modality=modality, **kw)
     else:
         if kw.pop("tool_set", None) not in (None, "state+trajectory"):
             raise ConfigError("--tool-set: only search packs take another tool set for now")

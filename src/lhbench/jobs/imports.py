@@ -294,18 +294,17 @@ class ImportJob:
         self.store.delete_steps(run_id)
         problems_before = ctx.problems
         batch: list[Any] = []
-        count = 0
         try:
-            with _bulk():
+            # every batch its own transaction; on leaving, all of them are committed
+            with self.store.step_appender(run_id) as out, _bulk():
                 for chunk in rows:
                     batch.extend(chunk)
                     if len(batch) >= _BATCH:
-                        self.store.append_step_rows(run_id, batch)
-                        count += len(batch)
+                        out.append(batch)
                         batch = []
-            self.store.append_step_rows(run_id, batch)
-            count += len(batch)
-            batch = []
+                out.append(batch)
+                batch = []
+            count = out.rows
             if count == 0 and not info.error:
                 # nothing this format could read (and no recorded failure): not a run, most
                 # likely the wrong format, so nothing is stored under it

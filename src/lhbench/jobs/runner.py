@@ -16,6 +16,7 @@ since the cached answer is the one that failed.
 from __future__ import annotations
 
 import asyncio
+import gc
 import re
 import time
 from collections import Counter
@@ -277,6 +278,9 @@ async def run_job(
             progress.advance(verdict.ok)
         await flush()
 
+    # What exists now (store, plan, prepared inputs) lives through the job: frozen, the
+    # collector's full passes skip it (~12 % less CPU per grade in bench/judge_throughput.py)
+    gc.freeze()
     try:
         await asyncio.gather(*(one(u, refresh) for u, refresh in todo))
     except (asyncio.CancelledError, KeyboardInterrupt):
@@ -288,4 +292,5 @@ async def run_job(
             job.write(buffer[:])
             buffer.clear()
         summary.seconds = time.monotonic() - started
+        gc.unfreeze()
     return summary

@@ -1,20 +1,24 @@
-"""Agent-as-a-Judge by domain and subdomain, failure modes, and the turn-budget ablation.
+"""Agent-as-a-Judge by domain and subdomain, failure modes, and ablations of the judge.
 
 AJ-Bench reports F1/P/R/FPR/FNR per subdomain (Tables 3, 7, 9) with t-intervals over
 three repeats, the failure modes (a)-(d) of wrong agent verdicts (Table 8), and ablations
 of the judge. Here: one row per judge × domain × subdomain (plus the domain as a whole),
-each metric the mean over repeats with the F1 t-CI; failure modes per subdomain, from the
-stored tag or, for (a)/(b), the tool-use rule; and F1 per tool budget of agent judges.
+each metric the mean over repeats with its t-CI; failure modes (counts per judge, shares
+per subdomain), from the stored tag or, for (a)/(b), the tool-use rule; F1 per tool budget
+of agent judges, per tool set, and per value of any other judge setting that varies.
 """
 
 from __future__ import annotations
 
+import json
 import math
+import re
 from collections import defaultdict
 from collections.abc import Sequence
 
 import numpy as np
 
+from lhbench.report.aj import judge_configs
 from lhbench.report.data import ReportData
 from lhbench.report.tables import Section, Table
 from lhbench.schema import Verdict
@@ -23,6 +27,8 @@ from lhbench.stats.aj_modes import failure_mode
 
 __all__ = ["aj_breakdown_section"]
 _METRICS = ("f1", "precision", "recall", "fpr", "fnr")
+# judge settings with a table of their own; every other varying setting gets a generic one
+_OWN_TABLES = frozenset({"tool_budget", "tool_set"})
 
 
 def _per_repeat(rows: Sequence[tuple[int, bool, bool]]) -> dict[str, list[float]]:
@@ -44,8 +50,14 @@ def _mean(xs: list[float]) -> float:
     return float(np.mean(xs)) * 100 if xs else math.nan
 
 
+def _ci(xs: list[float], confidence: float) -> tuple[float, float]:
+    """The t-interval over the repeats where the metric is defined."""
+    defined = [x for x in xs if not math.isnan(x)]
+    return t_ci(defined, confidence) if defined else (math.nan, math.nan)
+
+
 def aj_breakdown_section(data: ReportData, *, confidence: float = 0.95) -> Section:
-    """Per-domain and per-subdomain metrics with CIs, failure modes, turn-budget ablation."""
+    """Per-domain and per-subdomain metrics with CIs, failure modes, and the ablations."""
     sec = Section("Agent-as-a-Judge by domain and subdomain")
     rows: list[tuple[Verdict, bool, str, str, str | None]] = []
     for v in data.verdicts:
@@ -65,30 +77,35 @@ def aj_breakdown_section(data: ReportData, *, confidence: float = 0.95) -> Secti
     table = Table(
         slug="aj_domains",
         title=f"F1, precision, recall, FPR, FNR (%) per domain and subdomain: mean over "
-        f"repeats, F1 ± {pct}% t-CI over repeats",
+        f"repeats, each ± {pct}% t-CI over repeats",
         columns=[
             "judge model",
             "agentic",
             "tool budget",
+            "judge settings",
             "domain",
             "subdomain",
             *_METRICS,
-            "f1_ci_low",
-            "f1_ci_high",
+            *[f"{m}_ci_{end}" for m in _METRICS for end in ("low", "high")],
             "repeats",
             "n",
         ],
         notes=[
-            "subdomain '(domain)': every item of the domain pooled per repeat. PASS is the "
-            "positive class; verdicts that are errors are left out."
+            "subdomain '(domain)': every item of the domain pooled per repeat. judge "
+            "settings: those that differ between one model's verdicts (one row each). PASS is the "
+            "positive class; verdicts that are errors are left out. A metric's CI is over "
+            "the repeats where it is defined (FPR needs a failing run, FNR a passing one)."
         ],
     )
 
-    def config(v: Verdict) -> tuple[str, str, int]:
-        return v.judge.model, v.judge.kind.value, int(v.judge.settings.get("tool_budget", 0))
+    judge_config = judge_configs([v for v, *_ in rows])
 
-    for model, kind, budget_ in sorted({config(v) for v, *_ in rows}):
-        mine = [r for r in rows if config(r[0]) == (model, kind, budget_)]
+    def config(v: Verdict) -> tuple[str, str, int, str]:
+        budget_ = int(v.judge.settings.get("tool_budget", 0))
+        return v.judge.model, v.judge.kind.value, budget_, judge_config(v)[2]
+
+    for model, kind, budget_, setting in sorted({config(v) for v, *_ in rows}):
+        mine = [r for r in rows if config(r[0]) == (model, kind, budget_, setting)]
         for domain in sorted({r[2] for r in mine}):
             in_domain = [r for r in mine if r[2] == domain]
             groups = [
@@ -97,17 +114,17 @@ def aj_breakdown_section(data: ReportData, *, confidence: float = 0.95) -> Secti
             groups.append(("(domain)", in_domain))
             for sub, grp in groups:
                 per = _per_repeat([(v.repeat, lab, v.verdict == "PASS") for v, lab, *_ in grp])
-                lo, hi = t_ci(per["f1"], confidence)
+                cis = [_ci(per[m], confidence) for m in _METRICS]
                 table.rows.append(
                     [
                         model,
                         "✓" if kind == "agent" else "✗",
                         budget_,
+                        setting,
                         domain,
                         sub,
                         *[_mean(per[m]) for m in _METRICS],
-                        lo * 100,
-                        hi * 100,
+                        *[end * 100 for ci in cis for end in ci],
                         len(per["f1"]),
                         len(grp),
                     ]
@@ -125,11 +142,25 @@ def aj_breakdown_section(data: ReportData, *, confidence: float = 0.95) -> Secti
     for v, lab, domain, sub, kind in rows:
         if v.judge.kind.value == "agent" and (v.verdict == "PASS") != lab:
             wrong[(v.judge.model, domain, sub)].append(failure_mode(v, lab, kind) or "?")
+    counts = Table(
+        slug="aj_failure_mode_counts",
+        title="Failure modes of wrong agent verdicts (count, AJ-Bench A.7)",
+        columns=["judge model", "(a)", "(b)", "(c)", "(d)", "untagged", "wrong verdicts"],
+        notes=[
+            "(a) called no tool; (b) no tool that reads the environment's final state; "
+            "(c) misread tool output; (d) wrong reasoning. (a)/(b) by rule where no reviewer "
+            "tag is stored, (c)/(d) by review (`lhbench aj tag`)."
+        ],
+    )
+    by_model: dict[str, list[str]] = defaultdict(list)
     for (model, domain, sub), ms in sorted(wrong.items()):
         share = [100 * ms.count(m) / len(ms) for m in ("a", "b", "c", "d", "?")]
         modes.rows.append([model, domain, sub, *share, len(ms)])
+        by_model[model].extend(ms)
+    for model, ms in sorted(by_model.items()):
+        counts.rows.append([model, *[ms.count(m) for m in ("a", "b", "c", "d", "?")], len(ms)])
     if modes.rows:
-        sec.tables.append(modes)
+        sec.tables.extend([counts, modes])
 
     budget = Table(
         slug="aj_turn_budget",
@@ -166,7 +197,61 @@ def aj_breakdown_section(data: ReportData, *, confidence: float = 0.95) -> Secti
             overall, pooled_f1 = _overall(tgrp)
             tools.rows.append([model, ts, overall, pooled_f1, len(tgrp)])
         sec.tables.append(tools)
+    sec.tables.extend(_setting_ablations(rows))
     return sec
+
+
+def _axis_slug(axis: str) -> str:
+    """A setting's name as a file-name-safe slug part (stored names are untrusted)."""
+    return re.sub(r"[^A-Za-z0-9]+", "_", axis).strip("_")[:40] or "setting"
+
+
+def _axis_value(settings: dict[str, object], axis: str) -> str:
+    if axis not in settings:
+        return "(not set)"
+    value = settings[axis]
+    return value if isinstance(value, str) else json.dumps(value, sort_keys=True)
+
+
+def _setting_ablations(
+    rows: Sequence[tuple[Verdict, bool, str, str, str | None]],
+) -> list[Table]:
+    """One table per other judge setting that takes two or more values for one judge.
+
+    Any axis stored in the judge's settings (a GUI judge's modality, the temperature, ...)
+    becomes an ablation as soon as one judge model has verdicts under two of its values;
+    the turn budget and tool set have their own tables above.
+    """
+    tables = []
+    axes = sorted({k for v, *_ in rows for k in v.judge.settings} - _OWN_TABLES)
+    for axis in axes:
+        groups: dict[tuple[str, str, str], list[tuple[Verdict, bool, str]]] = defaultdict(list)
+        for v, lab, _, sub, _ in rows:
+            value = _axis_value(v.judge.settings, axis)
+            groups[(v.judge.model, v.judge.kind.value, value)].append((v, lab, sub))
+        values: dict[tuple[str, str], set[str]] = defaultdict(set)
+        for model, kind, value in groups:
+            values[(model, kind)].add(value)
+        varied = {mk for mk, vals in values.items() if len(vals) > 1}
+        if not varied:
+            continue
+        table = Table(
+            slug=f"aj_ablation_{_axis_slug(axis)}",
+            title=f"Ablation over the judge setting {axis!r}: F1 (%) per value",
+            columns=["judge model", "agentic", axis, "overall", "pooled F1", "n"],
+            notes=[
+                "overall: the mean of the subdomain F1 scores (each averaged over repeats); "
+                "only judges with verdicts under two or more values are shown; "
+                "'(not set)': verdicts stored without this setting."
+            ],
+        )
+        for (model, kind, value), grp in sorted(groups.items()):
+            if (model, kind) in varied:
+                overall, pooled_f1 = _overall(grp)
+                agentic = "✓" if kind == "agent" else "✗"
+                table.rows.append([model, agentic, value, overall, pooled_f1, len(grp)])
+        tables.append(table)
+    return tables
 
 
 def _overall(grp: Sequence[tuple[Verdict, bool, str]]) -> tuple[float, float]:

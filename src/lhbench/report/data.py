@@ -17,6 +17,8 @@ from functools import cached_property
 
 from lhbench.config import Settings
 from lhbench.schema import (
+    ChapterGrade,
+    ChapterRubricRecord,
     Grade,
     JudgeKind,
     Label,
@@ -29,7 +31,14 @@ from lhbench.schema import (
 )
 from lhbench.store import Store, group_key
 
-__all__ = ["Exclusions", "ReportData", "configured_panel", "current_grades", "group_label"]
+__all__ = [
+    "Exclusions",
+    "ReportData",
+    "configured_panel",
+    "current_chapter_grades",
+    "current_grades",
+    "group_label",
+]
 
 
 def configured_panel(settings: Settings) -> set[str] | None:
@@ -104,6 +113,39 @@ class Exclusions:
         return out
 
 
+def current_chapter_grades(
+    grades: Iterable[ChapterGrade],
+    runs: dict[str, Run],
+    rubric_hashes: dict[tuple[str, str], str],
+    chapter_rubrics: Iterable[ChapterRubricRecord],
+) -> tuple[list[ChapterGrade], int]:
+    """Chapter grades made with the current rubrics, and how many were left out as stale.
+
+    Current: a generic rubric's content in the pack's current version; a chapter's own
+    rubric, the newest stored for (pack, task, chapter, scale) (``chapter_rubrics`` oldest
+    first, as the store lists them). Grades of runs not in the store are left out too.
+    """
+    newest = {
+        (r.pack_id, r.task_id, r.chapter_id, r.scale.value): r.rubric.content_hash
+        for r in chapter_rubrics
+    }
+    keep, stale = [], 0
+    for cg in grades:
+        run = runs.get(cg.run_id)
+        if run is None:
+            stale += 1
+            continue
+        if cg.kind == "generic":
+            current = rubric_hashes.get((run.pack_id, cg.grade.rubric_id))
+        else:
+            current = newest.get((run.pack_id, run.task_id, cg.chapter_id, cg.scale.value))
+        if current is not None and cg.grade.rubric_hash != current:
+            stale += 1
+            continue
+        keep.append(cg)
+    return keep, stale
+
+
 def current_grades(
     grades: Iterable[Grade],
     runs: dict[str, Run],
@@ -172,6 +214,8 @@ class ReportData:
     all_grades: list[Grade] = field(default_factory=list)
     excluded: Exclusions = field(default_factory=Exclusions)
     failed_votes: list[PreferenceVote] = field(default_factory=list)
+    chapter_grades: list[ChapterGrade] = field(default_factory=list)
+    stale_chapter_grades: int = 0
 
     @classmethod
     def build(
@@ -266,6 +310,11 @@ class ReportData:
                 else:
                     data.votes.append(v)
         data.excluded.failed_votes = len(data.failed_votes)
+        data.chapter_grades = store.list_chapter_grades()
+        if not include_stale:
+            data.chapter_grades, data.stale_chapter_grades = current_chapter_grades(
+                data.chapter_grades, data.runs, rubric_hashes, store.list_chapter_rubrics()
+            )
         data.load_trajectory = store.get_trajectory
         return data
 

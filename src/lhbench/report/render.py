@@ -12,6 +12,7 @@ from lhbench.report.agreement import agreement_section
 from lhbench.report.aj import aj_section
 from lhbench.report.aj_breakdown import aj_breakdown_section
 from lhbench.report.arena import arena_section
+from lhbench.report.content import content_scales_section
 from lhbench.report.data import ReportData
 from lhbench.report.failures import failures_section
 from lhbench.report.health import grading_health_section
@@ -62,6 +63,8 @@ def build_sections(
         sections.append(ablation_section(data, ablation, baseline, by, seed=seed))
     sections.append(aj_section(data))
     sections.append(aj_breakdown_section(data))
+    if data.chapter_grades:
+        sections.append(content_scales_section(data, by))
     sections.append(failures_section(data, by))
     sections.append(grading_health_section(data))
     return sections

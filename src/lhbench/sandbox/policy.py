@@ -171,7 +171,7 @@ def lhbench_paths() -> list[Path]:
 
 # In a bundled pack: what a run must not see (answers, labels, and how it is checked)
 _PRIVATE_DIRS = ("ground_truth", "reference")
-_PRIVATE_TASK_DIRS = ("trajectories", "answers")
+_PRIVATE_TASK_DIRS = ("trajectories", "answers", "golden")
 _PRIVATE_TASK_FILES = ("verify.py", "labels.json", "expected.json")
 
 

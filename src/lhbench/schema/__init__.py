@@ -1,6 +1,12 @@
 """The data model every other package speaks: packs, rubrics, runs, grades, votes, labels."""
 
 from lhbench.schema.base import Schema, Usage, VersionLabel, utcnow
+from lhbench.schema.content import (
+    ChapterGrade,
+    ChapterRubricRecord,
+    chapter_grade_key,
+    chapter_rubric_key,
+)
 from lhbench.schema.export import EXPORTED_MODELS, export_json_schemas
 from lhbench.schema.failures import ErrorType
 from lhbench.schema.grading import (
@@ -59,6 +65,8 @@ __all__ = [
     "ArenaSpec",
     "Artifact",
     "AuthorKind",
+    "ChapterGrade",
+    "ChapterRubricRecord",
     "ComplexityTags",
     "Dimension",
     "DimensionScore",
@@ -93,6 +101,8 @@ __all__ = [
     "VerdictValue",
     "VersionLabel",
     "VoteStatus",
+    "chapter_grade_key",
+    "chapter_rubric_key",
     "export_json_schemas",
     "grade_key",
     "judge_labels",

@@ -31,6 +31,7 @@ class EnvironmentKind(StrEnum):
     FILESYSTEM = "filesystem"
     SQL = "sql"
     WEB = "web"
+    GUI = "gui"
     FIGMA_TO_CODE = "figma-to-code"
     PROGRAMMATIC_CONTENT = "programmatic-content"
     MIXED = "mixed"

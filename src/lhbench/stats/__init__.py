@@ -23,6 +23,13 @@ from lhbench.stats.binary import (
     binary_metrics,
     macro_f1,
 )
+from lhbench.stats.course import (
+    CourseScore,
+    TieShare,
+    course_scores,
+    normalise,
+    tie_share,
+)
 from lhbench.stats.elo import (
     ELO_L2_PENALTY,
     EloResult,
@@ -74,6 +81,7 @@ __all__ = [
     "AgentFailureRow",
     "BinaryMetrics",
     "BinomialResult",
+    "CourseScore",
     "CycleResult",
     "EloResult",
     "ErrorEvent",
@@ -84,6 +92,7 @@ __all__ = [
     "PairedDelta",
     "PanelAgreement",
     "ProportionResult",
+    "TieShare",
     "TypeRow",
     "WinRate",
     "agent_table",
@@ -94,6 +103,7 @@ __all__ = [
     "classify_text",
     "cohen_kappa",
     "cohens_h",
+    "course_scores",
     "cycle_rate",
     "error_events",
     "extraction_agreement",
@@ -103,6 +113,7 @@ __all__ = [
     "krippendorff_alpha",
     "kruskal_wallis",
     "macro_f1",
+    "normalise",
     "outcome_agreement",
     "paired_deltas",
     "panel_agreement",
@@ -113,6 +124,7 @@ __all__ = [
     "position_bias",
     "proportion",
     "t_ci",
+    "tie_share",
     "type_table",
     "win_rates",
 ]

@@ -17,6 +17,9 @@ JUDGE_STATE_TOOLS: dict[str, frozenset[str]] = {
     ),
     EnvironmentKind.SQL.value: frozenset({"list_tables", "describe_table", "query"}),
     EnvironmentKind.WEB.value: frozenset({"search", "open_url", "find_in_page"}),
+    EnvironmentKind.GUI.value: frozenset(
+        {"document_info", "render_pages", "read_document", "view_screenshot", "view_a11y_tree"}
+    ),
 }
 
 

@@ -10,6 +10,7 @@ from lhbench.store.aggregates import (
     StepCounts,
     VerdictFact,
 )
+from lhbench.store.annotations import AnnotationVersion, StaleVersionError
 from lhbench.store.arena import OUTCOMES, ComparisonRecord
 from lhbench.store.base import ResultState
 from lhbench.store.db import current_revision, head_revision, make_engine, upgrade
@@ -19,6 +20,7 @@ from lhbench.store.store import Store
 
 __all__ = [
     "OUTCOMES",
+    "AnnotationVersion",
     "CellKey",
     "ComparisonRecord",
     "GradeCombo",
@@ -28,6 +30,7 @@ __all__ = [
     "RunFact",
     "RunSummary",
     "SessionRecord",
+    "StaleVersionError",
     "StepCounts",
     "Store",
     "UserRecord",

@@ -19,6 +19,7 @@ __all__ = [
     "run_from",
     "run_row",
     "sqlite_step_params",
+    "sqlite_timestamp",
     "step_from",
     "step_record",
     "step_row",
@@ -142,19 +143,26 @@ def sqlite_step_params(run_id: str, rows: Iterable[Sequence[Any]]) -> list[list[
     A timestamp is converted once however many rows share it (importers hand the same
     object to every step of a line).
     """
-    out = []
+    out: list[list[Any]] = []
+    add = out.append
     last: datetime | None = None
     text: str | None = None
     for r in rows:
         ts = r[_TS]
         if ts is not last:
             last = ts
-            text = ts.astimezone(UTC).replace(tzinfo=None).isoformat(sep=" ") if ts else None
-        p = list(r)
+            text = None if ts is None else sqlite_timestamp(ts)
+        p = [*r, run_id]
         p[_TS] = text
-        p.append(run_id)
-        out.append(p)
+        add(p)
     return out
+
+
+def sqlite_timestamp(ts: datetime) -> str:
+    """An aware datetime as the naive UTC text SQLite keeps (``2026-03-02 10:00:00.500000``)."""
+    if ts.tzinfo is UTC:  # what importers hand in: only the "+00:00" to drop
+        return ts.isoformat(sep=" ")[:-6]
+    return ts.astimezone(UTC).replace(tzinfo=None).isoformat(sep=" ")
 
 
 def _no_nul(value: Any) -> Any:

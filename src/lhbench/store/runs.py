@@ -12,6 +12,7 @@ from sqlalchemy.orm import Session
 from lhbench.errors import StoreError
 from lhbench.schema import Artifact, Run, Step, StepKind, Trajectory
 from lhbench.store.base import StoreBase, matching
+from lhbench.store.bulk import StepAppender
 from lhbench.store.rows import (
     PG_STEP_INSERT,
     SQLITE_STEP_INSERT,
@@ -25,6 +26,7 @@ from lhbench.store.rows import (
 )
 from lhbench.store.tables import (
     ArtifactRow,
+    ChapterGradeRow,
     ComparisonRow,
     GradeRow,
     LabelRow,
@@ -221,6 +223,14 @@ class RunStore(StoreBase):
         with self.engine.begin() as conn:
             conn.exec_driver_sql(PG_STEP_INSERT, pg_step_params(run_id, rows))
 
+    def step_appender(self, run_id: str) -> StepAppender:
+        """A bulk writer of a run's step rows, one transaction per batch (see ``store.bulk``).
+
+        On SQLite a batch's commit overlaps the building of the next; leaving the context
+        (or ``close``) waits until every batch is committed.
+        """
+        return StepAppender(self, run_id)
+
     def delete_steps(self, run_id: str) -> None:
         """Remove a run's steps (before re-importing a partial import)."""
         with self.engine.begin() as conn:
@@ -269,7 +279,7 @@ class RunStore(StoreBase):
     def delete_run(self, run_id: str) -> dict[str, int]:
         """Remove a run with everything about it; returns rows removed per table.
 
-        Its steps, artifacts, grades, verdicts, labels, and the votes and arena
+        Its steps, artifacts, grades (chapter grades too), verdicts, labels, and the votes and arena
         comparisons that name it.
         """
         removed: dict[str, int] = {}
@@ -280,6 +290,10 @@ class RunStore(StoreBase):
                 ("steps", delete(StepRow).where(StepRow.run_id == run_id)),
                 ("artifacts", delete(ArtifactRow).where(ArtifactRow.run_id == run_id)),
                 ("grades", delete(GradeRow).where(GradeRow.run_id == run_id)),
+                (
+                    "chapter_grades",
+                    delete(ChapterGradeRow).where(ChapterGradeRow.run_id == run_id),
+                ),
                 ("verdicts", delete(VerdictRow).where(VerdictRow.run_id == run_id)),
                 ("labels", delete(LabelRow).where(LabelRow.run_id == run_id)),
                 (

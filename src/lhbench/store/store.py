@@ -13,7 +13,9 @@ from sqlalchemy.orm import Session
 
 from lhbench.store.accounts import AccountStore
 from lhbench.store.aggregates import AggregateStore
+from lhbench.store.annotations import AnnotationStore
 from lhbench.store.arena import ArenaStore
+from lhbench.store.chapters import ChapterStore
 from lhbench.store.db import make_engine, upgrade
 from lhbench.store.judgements import JudgementStore
 from lhbench.store.packs import PackStore
@@ -32,7 +34,16 @@ from lhbench.store.tables import (
 __all__ = ["Store"]
 
 
-class Store(PackStore, AggregateStore, RunStore, JudgementStore, ArenaStore, AccountStore):
+class Store(
+    PackStore,
+    AggregateStore,
+    RunStore,
+    JudgementStore,
+    ArenaStore,
+    AccountStore,
+    AnnotationStore,
+    ChapterStore,
+):
     """Persistence for lhbench. Open with :meth:`open`; safe to share across threads."""
 
     @classmethod

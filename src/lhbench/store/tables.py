@@ -20,13 +20,17 @@ from sqlalchemy import (
     String,
     Text,
     TypeDecorator,
+    UniqueConstraint,
 )
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 __all__ = [
+    "AnnotationVersionRow",
     "ArtifactRow",
     "Base",
+    "ChapterGradeRow",
+    "ChapterRubricRow",
     "ComparisonRow",
     "GradeRow",
     "LabelRow",
@@ -347,6 +351,25 @@ class StoreVersionRow(Base):
     version: Mapped[int] = mapped_column(BigInteger)
 
 
+class AnnotationVersionRow(Base):
+    """One immutable version of an annotation set (a pack's task, chapter by chapter).
+
+    ``(pack_id, task_id, version)`` is unique: two saves on the same parent race for one
+    number and the database lets only one of them have it.
+    """
+
+    __tablename__ = "annotation_versions"
+    __table_args__ = (UniqueConstraint("pack_id", "task_id", "version"),)
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    pack_id: Mapped[str] = mapped_column(String(200))
+    task_id: Mapped[str] = mapped_column(String(200))
+    version: Mapped[int] = mapped_column(Integer)
+    parent: Mapped[int | None] = mapped_column(Integer)
+    author: Mapped[str] = mapped_column(String(100))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    content: Mapped[dict[str, Any]] = mapped_column(JsonDoc)
+
+
 # The web overview reads these columns of every grade: an index that covers them spares
 # reading each grade's JSON document, and finds each judge config's newest grade at once.
 OVERVIEW_COLUMNS = (
@@ -362,3 +385,46 @@ OVERVIEW_COLUMNS = (
     "tier_score",
 )
 Index("ix_grades_overview", *(GradeRow.__table__.c[c] for c in OVERVIEW_COLUMNS))
+
+
+class ChapterRubricRow(Base):
+    """A synthesised chapter rubric version, unique on its provenance ``key``."""
+
+    __tablename__ = "chapter_rubrics"
+    key: Mapped[str] = mapped_column(String(64), primary_key=True)
+    pack_id: Mapped[str] = mapped_column(String(200))
+    task_id: Mapped[str] = mapped_column(String(200))
+    chapter_id: Mapped[str] = mapped_column(String(200))
+    scale: Mapped[str] = mapped_column(String(10))
+    rubric_id: Mapped[str] = mapped_column(String(200))
+    family: Mapped[str] = mapped_column(String(200))
+    version: Mapped[str] = mapped_column(String(100))
+    content_hash: Mapped[str] = mapped_column(String(64))
+    annotations_sha256: Mapped[str] = mapped_column(String(64))
+    ground_truth_sha256: Mapped[str] = mapped_column(String(64))
+    model: Mapped[str] = mapped_column(String(200))
+    prompt_version: Mapped[str] = mapped_column(String(100))
+    document: Mapped[dict[str, Any]] = mapped_column(JsonDoc)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime)
+
+    __table_args__ = (Index("ix_chapter_rubrics_task", "pack_id", "task_id", "chapter_id"),)
+
+
+class ChapterGradeRow(Base):
+    """One judge's grade of one chapter on one rubric at one scale, unique on ``key``."""
+
+    __tablename__ = "chapter_grades"
+    id: Mapped[str] = mapped_column(String(200), primary_key=True)
+    key: Mapped[str] = mapped_column(String(128), unique=True)
+    run_id: Mapped[str] = mapped_column(String(200), index=True)
+    chapter_id: Mapped[str] = mapped_column(String(200))
+    scale: Mapped[str] = mapped_column(String(10))
+    kind: Mapped[str] = mapped_column(String(10))
+    rubric_id: Mapped[str] = mapped_column(String(200))
+    rubric_hash: Mapped[str] = mapped_column(String(64))
+    judge_key: Mapped[str] = mapped_column(String(64))
+    status: Mapped[str] = mapped_column(String(20))
+    retryable: Mapped[bool] = mapped_column(Boolean)
+    tier_score: Mapped[float | None] = mapped_column(Float)
+    document: Mapped[dict[str, Any]] = mapped_column(JsonDoc)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime)

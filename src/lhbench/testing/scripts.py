@@ -18,6 +18,7 @@ from lhbench.testing.stub import StubReply, StubRequest
 __all__ = [
     "ScoreFn",
     "auto_script",
+    "chapter_rubric_writer_script",
     "dimension_ids",
     "figma_agent_script",
     "hashed_scale_scores",
@@ -223,10 +224,48 @@ def stub_agent_script() -> Callable[[StubRequest], StubReply]:
     return script
 
 
+_LEVELS_ASKED = re.compile(r"give one anchor for each level: ([0-9, ]+)\.")
+_CHAPTER_ASKED = re.compile(r"^Chapter: (.+) \(([a-z0-9][a-z0-9_\-]*)\)$", re.M)
+
+
+def chapter_rubric_writer_script() -> Callable[[StubRequest], StubReply]:
+    """A script for chapter-rubric synthesis: one dimension per chapter, an anchor per level.
+
+    The anchors name the chapter and the level, so they are distinct and tests can tell
+    which chapter a rubric was written for (a placeholder, never a judgement).
+    """
+
+    def script(req: StubRequest) -> StubReply:
+        text = req.last_user_text() or req.text()
+        asked = _LEVELS_ASKED.search(text)
+        levels = [int(x) for x in asked.group(1).split(",")] if asked else [1, 2, 3, 4, 5]
+        m = _CHAPTER_ASKED.search(text)
+        cid = m.group(2) if m else "chapter"
+        answer = {
+            "dimensions": [
+                {
+                    "id": "annotator_criteria",
+                    "name": f"Meets the annotator's criteria for {cid}",
+                    "description": f"Whether chapter {cid} does what its annotator asked.",
+                    "evidence": ["chapter text", "slides"],
+                    "anchors": [
+                        {"level": lv, "text": f"{cid}: level {lv} of the annotator's criteria"}
+                        for lv in levels
+                    ],
+                }
+            ]
+        }
+        tool = req.tool_names[0] if req.tool_names else "final_result"
+        return StubReply.call(tool, answer)
+
+    return script
+
+
 def auto_script() -> Callable[[StubRequest], StubReply]:
     """The stub's default: answers whatever lhbench sends it, each in the expected shape.
 
-    Rubric judges get scores on each dimension's own scale; pairwise judges a preference;
+    Rubric judges get scores on each dimension's own scale; chapter-rubric synthesis a
+    one-dimension rubric on the scale asked; pairwise judges a preference;
     verdict judges look at the state once and answer; the native harness gets a short
     scripted tool loop. Every answer is a deterministic placeholder, never a judgement.
     """
@@ -234,6 +273,7 @@ def auto_script() -> Callable[[StubRequest], StubReply]:
     pairwise = pairwise_judge_script()
     verdict = verdict_judge_script(None)
     agent = stub_agent_script()
+    writer = chapter_rubric_writer_script()
 
     def output_fields(req: StubRequest) -> set[str]:
         for t in req.tools:
@@ -248,6 +288,8 @@ def auto_script() -> Callable[[StubRequest], StubReply]:
             return pairwise(req)
         if "verdict" in fields:
             return verdict(req)
+        if "dimensions" in fields and _LEVELS_ASKED.search(req.last_user_text() or req.text()):
+            return writer(req)
         if "dimensions" in fields or (not fields and dimension_ids(req)):
             return rubric(req)
         if "read_manifest" in req.tool_names:

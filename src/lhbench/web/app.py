@@ -18,7 +18,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from lhbench.config import Settings, load_settings
 from lhbench.store import Store
-from lhbench.web import account, arena_pages, pages, run_pages
+from lhbench.web import account, annotate_pages, arena_pages, pages, run_pages
 from lhbench.web.auth import LoginPolicy
 from lhbench.web.deps import LoginRequired, WebApp, viewer
 from lhbench.web.render import code_css
@@ -120,6 +120,7 @@ def create_app(
     app.include_router(pages.router)
     app.include_router(run_pages.router)
     app.include_router(arena_pages.router)
+    app.include_router(annotate_pages.router)
     app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
 
     @app.get("/leaderboard", include_in_schema=False, response_class=HTMLResponse)

@@ -14,11 +14,12 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, Response
 
 from lhbench.judges import TierKey, noise_floor
-from lhbench.report import agreement_section, aj_section, grading_health_section
+from lhbench.report import agreement_section, grading_health_section
 from lhbench.schema import GradeStatus, RunStatus, judge_labels
 from lhbench.web.analysis import Analysis, parse_group_by, sort_agents
 from lhbench.web.charts import ci_bar, forest, heatmap
 from lhbench.web.deps import SignedIn, signed_in, viewer, web
+from lhbench.web.judges_aj import aj_view
 
 __all__ = ["router"]
 
@@ -309,7 +310,7 @@ def runs_page(
 
 @router.get("/judges", response_class=HTMLResponse)
 def judges_page(request: Request, v: SignedIn) -> Response:
-    """Agreement (κ, α), variance, noise floor, parse errors and stale grades per judge."""
+    """Agreement (κ, α), noise floor, parse errors and stale grades per judge; AJ meta-eval."""
     app = web(request)
 
     def compute() -> dict[str, Any]:
@@ -346,7 +347,7 @@ def judges_page(request: Request, v: SignedIn) -> Response:
             "agreement": sec,
             "maps": maps,
             "health": health,
-            "aj": aj_section(data),
+            "aj": aj_view(data),
             "noise": noise_floor(data.grades),
             "per_judge": dict(sorted(per_judge.items())),
             "notes": data.excluded.notes(),

@@ -147,11 +147,15 @@ def test_the_cli_writes_both_scales_for_every_chapter_through_a_real_endpoint(
             str(pack),
             "--model",
             f"openai:rubric-writer@{stub.base_url}",
+            "--out",
+            str(pack / "rubrics"),
+            "--db",
+            f"sqlite:///{tmp_path / 's.db'}",
             "--json",
             env={"LHBENCH_HOME": str(tmp_path / "home")},
         )
     assert res.exit_code == 0, res.stderr
-    written = sorted(Path(p).name for p in json.loads(res.stdout))
+    written = sorted(Path(r["path"]).name for r in json.loads(res.stdout))
     ids = [c.id for c in load_pack(pack).rubrics if c.id.startswith("chapter-")]
     assert written == sorted(f"{i}.yaml" for i in ids)
     assert len(ids) == 3 * 2  # three chapters, two scales

@@ -28,7 +28,9 @@ from lhbench.schema import AuthorKind, Dimension, Rubric, Scale, Tier, TierKind
 __all__ = [
     "PROMPT_VERSION",
     "SynthesisError",
+    "annotations_sha256",
     "chapter_rubric_id",
+    "rubric_content_hash",
     "synthesise_chapter_rubric",
     "write_rubric",
 ]
@@ -72,6 +74,19 @@ class ChapterRubricAnswer(BaseModel):
 def chapter_rubric_id(chapter_id: str, scale: Scale) -> str:
     """``chapter-<id>-5pt`` or ``chapter-<id>-3pt``."""
     return f"chapter-{chapter_id}-{'5pt' if scale is Scale.ONE_TO_FIVE else '3pt'}"
+
+
+def annotations_sha256(chapter: AnnotatedChapter, global_notes: str) -> str:
+    """Hash of what a chapter rubric is written from: the chapter's annotations and the notes."""
+    return hashlib.sha256(
+        json.dumps([chapter.model_dump(mode="json"), global_notes], sort_keys=True).encode()
+    ).hexdigest()
+
+
+def rubric_content_hash(rubric: Rubric) -> str:
+    """The content hash of a rubric kept in the store rather than in a pack file."""
+    doc = rubric.model_dump(mode="json", exclude={"content_hash"})
+    return hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()
 
 
 def _build(answer: ChapterRubricAnswer, scale: Scale) -> list[Dimension]:
@@ -151,10 +166,8 @@ async def synthesise_chapter_rubric(
             f"chapter {chapter.id}: no valid {scale.value} rubric: {exc}"
         ) from None
     dims = _build(result.output, scale)
-    source = hashlib.sha256(
-        json.dumps([chapter.model_dump(mode="json"), global_notes], sort_keys=True).encode()
-    ).hexdigest()
-    return Rubric(
+    source = annotations_sha256(chapter, global_notes)
+    rubric = Rubric(
         id=chapter_rubric_id(chapter.id, scale),
         family=f"content-chapter-{chapter.id}",
         version=f"{'5pt' if scale is Scale.ONE_TO_FIVE else '3pt'}-{source[:8]}",
@@ -166,6 +179,7 @@ async def synthesise_chapter_rubric(
         ),
         tiers=[Tier(kind=TierKind.OUTPUT, evidence_source="artifacts", dimensions=dims)],
     )
+    return rubric.model_copy(update={"content_hash": rubric_content_hash(rubric)})
 
 
 def write_rubric(rubric: Rubric, directory: Path) -> Path:

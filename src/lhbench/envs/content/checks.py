@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -40,7 +41,7 @@ from lhbench.envs.content.course import (
     course_files,
     read_course_file,
 )
-from lhbench.envs.content.scenes import SCENE_CHECKS, check_scenes
+from lhbench.envs.content.scenes import SCENE_CHECKS, SceneMedia, check_scenes
 from lhbench.envs.content.sources import SourceSet
 from lhbench.envs.levels import programmatic_identity, share_level
 from lhbench.schema import DimensionScore, Grade, JudgeIdentity, Rubric, TierKind
@@ -161,7 +162,7 @@ class CourseReport:
         """Share of video scenes with no timing finding (None without video chapters)."""
         if not self.scenes:
             return None
-        timing = ("narration_fits", "tail_padding", "silent_gap")
+        timing = ("scene_render", "narration_fits", "tail_padding", "silent_gap")
         bad = {f.where for f in self.findings if f.check in timing}
         return max(0.0, (self.scenes - len(bad)) / self.scenes)
 
@@ -304,8 +305,11 @@ def check_course(
     ground_truth: GroundTruth | None = None,
     *,
     slides: list[SlideResult] | None = None,
+    media: Mapping[str, SceneMedia] | None = None,
 ) -> CourseReport:
     """Check the course in workspace ``root`` (see module). Never raises on agent output.
+
+    ``media``: ffprobe measurements of rendered video scenes (``measure_scenes``).
 
     Raises:
         SourceError: a course file is a symlink, a special file or too large.
@@ -346,7 +350,7 @@ def check_course(
                 )
             gt = [GtSpan(s.source, s.start, s.end, s.quote) for s in ch.spans]
             report.coverage.append(coverage(ch.id, per_chapter.get(ch.id, []), gt, sources))
-    scene_findings, report.scenes = check_scenes(root)
+    scene_findings, report.scenes = check_scenes(root, media)
     report.findings += [Finding(f.check, f.where, "", f.message) for f in scene_findings]
     for s in report.slides:
         if not s.fits:

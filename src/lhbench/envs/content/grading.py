@@ -16,6 +16,12 @@ from pathlib import Path
 from lhbench.envs.content.checks import CourseReport, SlideResult, check_course
 from lhbench.envs.content.course import SLIDES_DIR, GroundTruth, course_files, load_ground_truth
 from lhbench.envs.content.errors import SourceError
+from lhbench.envs.content.scenes import (
+    SceneMedia,
+    ffmpeg_available,
+    measure_scenes,
+    rendered_scenes,
+)
 from lhbench.envs.content.slides import check_slides, chromium_path
 from lhbench.envs.content.sources import SourceSet, load_sources
 from lhbench.sandbox import Sandbox
@@ -66,7 +72,9 @@ def check_task_workspace(
     """Every check of ``task`` on ``workspace``.
 
     Slides are rendered only with a sandbox and an installed Chromium (otherwise
-    unmeasured); decks that hang or crash the renderer fail.
+    unmeasured); decks that hang or crash the renderer fail. Rendered video scenes are
+    measured with ffprobe/ffmpeg in the sandbox when both are installed (otherwise timed
+    from their manifest and narration WAV); a measurement that crashes fails those scenes.
     """
     mats = task_materials(pack_dir, task)
     slides = None
@@ -79,4 +87,12 @@ def check_task_workspace(
                 SlideResult(deck, 0, "any", False, (f"the decks could not be checked: {exc}",))
                 for deck in decks
             ]
-    return check_course(workspace, mats.sources, mats.ground_truth, slides=slides)
+    media: dict[str, SceneMedia] | None = None
+    if sandbox is not None and ffmpeg_available():
+        try:
+            media = measure_scenes(workspace, sandbox)
+        except RuntimeError as exc:  # the measuring process died: no scene passes unmeasured
+            media = {
+                w: SceneMedia(error=f"not measured: {exc}") for w in rendered_scenes(workspace)
+            }
+    return check_course(workspace, mats.sources, mats.ground_truth, slides=slides, media=media)

@@ -1,0 +1,154 @@
+"""The bulk step writer: what it stores, when it is committed, what a failure leaves."""
+
+from datetime import UTC, datetime, timedelta, timezone
+from typing import Any
+
+import pytest
+from sqlalchemy import text
+
+from lhbench.schema import Role, Step, StepKind
+from lhbench.store import Store
+from lhbench.store.rows import step_record
+from tests.factories import make_run, make_trajectory
+
+_IST = timezone(timedelta(hours=5, minutes=30))
+
+
+def _rows(n: int) -> list[tuple[Any, ...]]:
+    """Rows of every shape: NULLs, booleans, JSON, NUL characters, non-UTC and µs times."""
+    steps = list(make_trajectory().steps)
+    t0 = datetime(2026, 3, 2, 10, 0, tzinfo=UTC)
+    for i in range(len(steps), n):
+        steps.append(
+            Step(
+                index=i,
+                role=Role.TOOL if i % 3 else Role.ASSISTANT,
+                kind=StepKind.TOOL_RESULT if i % 3 else StepKind.MESSAGE,
+                content="" if i % 3 else f"step {i} \x00 é",
+                tool_call_id=f"t{i}" if i % 3 else None,
+                tool_output=f"out {i}" if i % 3 else None,
+                is_error=i % 7 == 0,
+                exit_code=(i % 5) if i % 2 else None,
+                timestamp=None
+                if i % 11 == 0
+                else (t0 + timedelta(seconds=i // 2, microseconds=i % 4)).astimezone(
+                    _IST if i % 4 == 0 else UTC
+                ),
+                metadata={"message_id": f"m{i // 2}"} if i % 2 else {},
+                agent_id="sub-1" if i % 13 == 0 else None,
+            )
+        )
+    return [step_record(s) for s in steps]
+
+
+def _stored(store: Store, run_id: str) -> list[tuple[Any, ...]]:
+    cols = (
+        "idx, role, kind, content, tool_name, tool_call_id, tool_input, tool_output, "
+        "is_error, exit_code, timestamp, usage, metadata, agent_id"
+    )
+    with store.engine.connect() as conn:
+        return [
+            tuple(r)
+            for r in conn.execute(
+                text(f"SELECT {cols} FROM steps WHERE run_id = :r ORDER BY idx"), {"r": run_id}
+            )
+        ]
+
+
+def test_appender_stores_exactly_what_append_step_rows_stores(store: Store) -> None:
+    rows = _rows(1200)
+    store.save_run(make_run("bulk"))
+    store.save_run(make_run("plain"))
+    with store.step_appender("bulk") as out:
+        for start in range(0, len(rows), 500):
+            out.append(rows[start : start + 500])
+        out.append([])
+    assert out.rows == len(rows)
+    store.append_step_rows("plain", rows)
+    assert _stored(store, "bulk") == _stored(store, "plain")
+    assert len(_stored(store, "bulk")) == 1200
+    got = store.get_trajectory("bulk").steps
+    assert got == store.get_trajectory("plain").steps
+    assert got[8].timestamp == rows[8][10] and got[8].timestamp.tzinfo == UTC  # stored from +05:30
+
+
+def test_every_batch_is_committed_in_order_and_before_close_returns(store_url: str) -> None:
+    rows = _rows(900)
+    with Store.open(store_url) as store, Store.open(store_url, migrate=False) as other:
+        store.save_run(make_run("bulk"))
+        with store.step_appender("bulk") as out:
+            out.append(rows[:300])
+            out.append(rows[300:600])  # waits for the first batch's commit
+            seen = len(_stored(other, "bulk"))
+            assert seen in (300, 600)  # the first batch, and maybe the second: never part
+            out.append(rows[600:])
+        # left the context: everything committed, seen from another connection
+        assert [r[0] for r in _stored(other, "bulk")] == list(range(900))
+
+
+def test_a_failed_batch_is_raised_and_leaves_the_store_usable(store: Store) -> None:
+    rows = _rows(50)
+    store.save_run(make_run("bulk"))
+    out = store.step_appender("bulk")
+    out.append(rows[:20])
+    with pytest.raises(Exception, match=r"(?i)unique|duplicate"):
+        out.append(rows[10:30])  # indices 10..19 again: the whole batch is refused
+    out.append(rows[20:])
+    out.close()
+    assert [r[0] for r in _stored(store, "bulk")] == list(range(50))
+    store.save_run(make_run("after"))  # no transaction or lock left behind
+    store.append_step_rows("after", rows[:5])
+    assert len(_stored(store, "after")) == 5
+
+
+def test_leaving_on_an_error_commits_what_was_appended_and_keeps_the_error(
+    store: Store,
+) -> None:
+    rows = _rows(40)
+    store.save_run(make_run("bulk"))
+    with pytest.raises(RuntimeError, match="reader stopped"), store.step_appender("bulk") as out:
+        out.append(rows[:25])
+        raise RuntimeError("reader stopped")
+    assert [r[0] for r in _stored(store, "bulk")] == list(range(25))
+    store.append_step_rows("bulk", rows[25:])  # the import's own recovery path still works
+    assert len(_stored(store, "bulk")) == 40
+
+
+def test_new_sqlite_store_has_large_pages_and_binds_none_and_bools_as_before(
+    tmp_path: Any,
+) -> None:
+    import sqlite3
+
+    with Store.open(f"sqlite:///{tmp_path / 'new.db'}") as store, store.engine.connect() as conn:
+        assert conn.exec_driver_sql("PRAGMA page_size").scalar() == 16384
+    raw = sqlite3.connect(tmp_path / "old.db")
+    raw.execute("CREATE TABLE t (x)")  # an existing store keeps its page size
+    raw.commit()
+    raw.close()
+    old = Store.open(f"sqlite:///{tmp_path / 'old.db'}", migrate=False)
+    with old, old.engine.connect() as conn:
+        assert conn.exec_driver_sql("PRAGMA page_size").scalar() == 4096
+        got = conn.exec_driver_sql(
+            "SELECT ?, typeof(?), ?, typeof(?)", (None, None, True, False)
+        ).one()
+    assert tuple(got) == (None, "null", 1, "integer")
+
+
+def test_many_batches_with_checkpoints_between_leave_every_row_and_the_settings(
+    tmp_path: Any,
+) -> None:
+    rows = _rows(3000)
+    with Store.open(f"sqlite:///{tmp_path / 'b.db'}") as store:
+        store.save_run(make_run("bulk"))
+        with store.engine.connect() as conn:
+            before = conn.exec_driver_sql("PRAGMA wal_autocheckpoint").scalar()
+        with store.step_appender("bulk") as out:
+            for start in range(0, len(rows), 100):  # 30 commits: checkpoints start between
+                out.append(rows[start : start + 100])
+        with store.engine.connect() as conn:  # the connection the appender gave back
+            assert conn.exec_driver_sql("PRAGMA wal_autocheckpoint").scalar() == before
+            assert conn.exec_driver_sql("PRAGMA cache_size").scalar() == -2000
+        assert [r[0] for r in _stored(store, "bulk")] == list(range(3000))
+    with Store.open(f"sqlite:///{tmp_path / 'b.db'}", migrate=False) as again:
+        assert len(_stored(again, "bulk")) == 3000  # all of it in the file, WAL gone
+        assert not (tmp_path / "b.db-wal").exists() or (tmp_path / "b.db-wal").stat().st_size == 0
