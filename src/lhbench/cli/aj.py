@@ -101,14 +101,10 @@ def aj_run(
     """
     # a search pack (web + recorded corpus) is judged item by item; any other as before
     from lhbench.jobs.aj_search import judge_any_pack as judge_states
+    from lhbench.jobs.api import aj_judge_spec
 
-    if judge not in ("agent", "llm"):
-        raise ConfigError(f"--judge {judge!r}: expected agent or llm")
     settings = settings_for(db, unsafe_no_sandbox=unsafe_no_sandbox)
-    if not (model or settings.aj_model):
-        raise ConfigError(
-            "no judge model: pass --model or set aj_model in lhbench.toml (LHBENCH_AJ_MODEL)"
-        )
+    aj_judge_spec(judge, model, settings)  # a bad kind or no model: said before any work
     with open_store(settings) as store:
         res = asyncio.run(
             judge_states(

@@ -24,7 +24,13 @@ from lhbench.envs.gui import GuiRecord, Rendered, load_result_dir, materialize, 
 from lhbench.envs.gui.view import MODALITIES
 from lhbench.errors import ConfigError, PackError, Problem
 from lhbench.ingest import FORMATS, ImportContext, read_transcripts
-from lhbench.jobs.api import JudgeStatesOutcome, ProgressFactory, _run, sandbox_for
+from lhbench.jobs.api import (
+    JudgeStatesOutcome,
+    ProgressFactory,
+    _run,
+    aj_judge_spec,
+    sandbox_for,
+)
 from lhbench.jobs.fixtures import FixtureJob
 from lhbench.jobs.packs import LoadedPack, resolve_pack
 from lhbench.jobs.runner import Unit
@@ -33,7 +39,7 @@ from lhbench.jobs.verdicts import VerdictJob
 from lhbench.jobs.verification import VerifyJob
 from lhbench.judges import StateRef
 from lhbench.judges.gui_judge import GuiJudge
-from lhbench.models import ModelPool, resolve_model
+from lhbench.models import ModelPool
 from lhbench.schema import EnvironmentKind, Run, RunStatus, Trajectory
 from lhbench.store import Store
 
@@ -175,18 +181,9 @@ async def judge_gui(
     ``modality``: what the agent judge perceives — ``screenshot``, ``a11y`` or ``both``
     (the default); stored in the judge's settings (the modality ablation).
     """
-    if judge not in (None, "agent", "llm"):
-        raise ConfigError(f"--judge {judge!r}: expected agent or llm")
     if modality not in (None, *MODALITIES):
         raise ConfigError(f"--modality {modality!r}: expected one of {', '.join(MODALITIES)}")
-    spec = None
-    if judge is not None:
-        ref = model or settings.aj_model
-        if not ref:
-            raise ConfigError(
-                "no judge model: pass --model or set aj_model in lhbench.toml (LHBENCH_AJ_MODEL)"
-            )
-        spec = resolve_model(ref, settings.models)
+    spec = aj_judge_spec(judge, model, settings)
     loaded = resolve_pack(pack, settings, store)
     if not is_gui_pack(loaded):
         raise ConfigError(f"pack {loaded.pack.id!r} is not a GUI pack (environment gui)")

@@ -21,7 +21,14 @@ from typing import Any
 from lhbench.config import Settings
 from lhbench.envs.web import SearchAnswer, build_index, load_answers, load_corpus
 from lhbench.errors import ConfigError
-from lhbench.jobs.api import JudgeStatesOutcome, ProgressFactory, _run, judge_states, sandbox_for
+from lhbench.jobs.api import (
+    JudgeStatesOutcome,
+    ProgressFactory,
+    _run,
+    aj_judge_spec,
+    judge_states,
+    sandbox_for,
+)
 from lhbench.jobs.fixtures import FixtureJob
 from lhbench.jobs.packs import LoadedPack, resolve_pack
 from lhbench.jobs.runner import Unit
@@ -30,7 +37,7 @@ from lhbench.jobs.verdicts import VerdictJob
 from lhbench.jobs.verification import VerifyJob
 from lhbench.judges import StateRef
 from lhbench.judges.search_item import TOOL_SETS, ItemUnderReview, SearchItemJudge
-from lhbench.models import ModelPool, resolve_model
+from lhbench.models import ModelPool
 from lhbench.schema import EnvironmentKind, Run, RunStatus, Trajectory, Verdict
 from lhbench.stats.aj_modes import failure_mode
 from lhbench.store import Store
@@ -188,18 +195,9 @@ async def judge_search(
     ``tool_set``: the agent judge's tools, ``state`` (the recorded web) or
     ``state+trajectory`` (the default, also the trajectory's steps).
     """
-    if judge not in (None, "agent", "llm"):
-        raise ConfigError(f"--judge {judge!r}: expected agent or llm")
     if tool_set not in (None, *TOOL_SETS):
         raise ConfigError(f"--tool-set {tool_set!r}: expected one of {', '.join(TOOL_SETS)}")
-    spec = None
-    if judge is not None:
-        ref = model or settings.aj_model
-        if not ref:
-            raise ConfigError(
-                "no judge model: pass --model or set aj_model in lhbench.toml (LHBENCH_AJ_MODEL)"
-            )
-        spec = resolve_model(ref, settings.models)
+    spec = aj_judge_spec(judge, model, settings)
     loaded = resolve_pack(pack, settings, store)
     if not is_search_pack(loaded):
         raise ConfigError(f"pack {loaded.pack.id!r} is not a search pack (web + corpus/)")

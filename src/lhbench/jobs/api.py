@@ -70,6 +70,24 @@ def panel_specs(refs: Sequence[str] | None, settings: Settings) -> list[ModelSpe
     return [resolve_model(r, settings.models) for r in names]
 
 
+def aj_judge_spec(judge: str | None, model: str | None, settings: Settings) -> ModelSpec | None:
+    """The Agent-as-a-Judge model for ``--judge agent|llm`` (None: label only, no judge).
+
+    Raises:
+        ConfigError: an unknown judge kind, or a judge with no model given or configured.
+    """
+    if judge not in (None, "agent", "llm"):
+        raise ConfigError(f"--judge {judge!r}: expected agent or llm")
+    if judge is None:
+        return None
+    ref = model or settings.aj_model
+    if not ref:
+        raise ConfigError(
+            "no judge model: pass --model or set aj_model in lhbench.toml (LHBENCH_AJ_MODEL)"
+        )
+    return resolve_model(ref, settings.models)
+
+
 async def _run(job: Any, progress: ProgressFactory, label: str, **kw: Any) -> JobSummary[Any]:
     if progress is None:
         return await run_job(job, **kw)
@@ -420,16 +438,7 @@ async def judge_states(
     """
     from lhbench.judges import VerdictJudge
 
-    if judge not in (None, "agent", "llm"):
-        raise ConfigError(f"--judge {judge!r}: expected agent or llm")
-    spec = None
-    if judge is not None:
-        ref = model or settings.aj_model
-        if not ref:
-            raise ConfigError(
-                "no judge model: pass --model or set aj_model in lhbench.toml (LHBENCH_AJ_MODEL)"
-            )
-        spec = resolve_model(ref, settings.models)
+    spec = aj_judge_spec(judge, model, settings)
     loaded = resolve_pack(pack, settings, store)
     fixtures = await _run(FixtureJob(store, loaded), progress, "fixtures", concurrency=4)
     runs = [

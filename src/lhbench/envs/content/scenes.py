@@ -44,8 +44,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from lhbench.envs.content.course import read_course_file
 from lhbench.envs.content.errors import SourceError
+from lhbench.envs.content.worker import run_worker
 from lhbench.envs.paths import EscapeError, NotARegularFile, open_beneath, read_beneath
-from lhbench.sandbox import Limits, Sandbox, policy_for, run_sandboxed_sync
+from lhbench.sandbox import Limits, Sandbox, policy_for
 
 __all__ = [
     "MAX_GAP_S",
@@ -255,30 +256,26 @@ def measure_scenes(
             return out
         (work / "plan.json").write_text(json.dumps(plan), encoding="utf-8")
         argv = [sys.executable, "-m", "lhbench.envs.content.scenes", str(work / "plan.json")]
-        if sandbox is not None:
-            policy = policy_for(
+        policy = (
+            policy_for(
                 work,
                 writable=[work],
                 env={"LHBENCH_IN_SANDBOX": "1"},
                 limits=Limits(wall_s=timeout, cpu_s=int(timeout) * 2, memory_mb=2048, file_mb=64),
                 name="lhbench-scenes",
             )
-            fin = run_sandboxed_sync(sandbox, argv, policy)
-            timed_out, code = fin.timed_out, fin.returncode
-            stderr = fin.text("stderr") or fin.text()
-        else:
-            try:
-                done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
-                timed_out, code, stderr = False, done.returncode, done.stderr or done.stdout
-            except subprocess.TimeoutExpired:
-                timed_out, code, stderr = True, None, ""
-        result = work / "media.json"
-        if timed_out:
-            raise RuntimeError(f"the scene measurement timed out after {timeout:g}s")
-        if code != 0 or not result.is_file():
-            tail = stderr.strip().splitlines()[-5:]
-            raise RuntimeError(f"the scene measurement exited {code}: {' | '.join(tail)[-800:]}")
-        for where, m in json.loads(result.read_text(encoding="utf-8")).items():
+            if sandbox is not None
+            else None
+        )
+        measured = run_worker(
+            argv,
+            sandbox=sandbox,
+            policy=policy,
+            timeout=timeout,
+            result=work / "media.json",
+            what="scene measurement",
+        )
+        for where, m in measured.items():
             out[where] = SceneMedia(
                 frames=m.get("frames"),
                 fps=m.get("fps"),

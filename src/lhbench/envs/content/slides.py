@@ -17,7 +17,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 from collections.abc import Callable
@@ -26,7 +25,8 @@ from pathlib import Path
 from typing import Any
 
 from lhbench.envs.content.checks import SlideResult
-from lhbench.sandbox import Limits, Sandbox, policy_for, run_sandboxed_sync
+from lhbench.envs.content.worker import run_worker
+from lhbench.sandbox import Limits, Sandbox, policy_for
 
 __all__ = ["MIN_FONT_PX", "VIEWPORTS", "SlidePlan", "check_slides", "chromium_path"]
 
@@ -218,23 +218,14 @@ def check_slides(
             name="lhbench-slides",
         )
         argv = [sys.executable, "-m", "lhbench.envs.content.slides", str(out / "plan.json")]
-        if sandbox is not None:
-            fin = run_sandboxed_sync(sandbox, argv, policy)
-            timed_out, code = fin.timed_out, fin.returncode
-            stderr = fin.text("stderr") or fin.text()
-        else:
-            try:
-                done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
-                timed_out, code, stderr = False, done.returncode, done.stderr or done.stdout
-            except subprocess.TimeoutExpired:
-                timed_out, code, stderr = True, None, ""
-        result = out / "slides.json"
-        if timed_out:
-            raise RuntimeError(f"the slide check timed out after {timeout:g}s")
-        if code != 0 or not result.is_file():
-            tail = stderr.strip().splitlines()[-5:]
-            raise RuntimeError(f"the slide check exited {code}: {' | '.join(tail)[-800:]}")
-        doc = json.loads(result.read_text(encoding="utf-8"))
+        doc = run_worker(
+            argv,
+            sandbox=sandbox,
+            policy=policy,
+            timeout=timeout,
+            result=out / "slides.json",
+            what="slide check",
+        )
     return [
         SlideResult(
             deck=str(d["deck"]),
