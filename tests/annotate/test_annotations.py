@@ -69,6 +69,9 @@ def test_versions_are_immutable_and_chained(store: Store, target: Any) -> None:
     newest = store.get_annotations(PACK_ID, TASK)
     assert newest is not None and newest.version == 2 and newest.content["global_notes"] == "v2"
     assert [h.version for h in store.annotation_history(PACK_ID, TASK)] == [2, 1]
+    # the history names versions without reading their content (many large saves stay cheap)
+    (newest_only,) = store.annotation_history(PACK_ID, TASK, limit=1)
+    assert (newest_only.version, newest_only.author, newest_only.content) == (2, "bob", {})
     assert store.get_annotations(PACK_ID, TASK, 7) is None
     assert store.get_annotations(PACK_ID, "other-task") is None
 
@@ -241,3 +244,33 @@ def test_cli_export_writes_the_newest_or_a_given_version_and_explains_errors(
         ran = cli("content", "export-annotations", *args, "--db", db)
         assert ran.exit_code == 2 and says in ran.stderr, (args, ran.stderr)
     assert load_ground_truth(target.ground_truth_file).global_notes == "two"
+
+
+def test_export_never_writes_through_a_planted_hard_link(store: Store, target: Any) -> None:
+    """A hard link at the old temporary name or at chapters.json leaves its other file alone."""
+    import os
+
+    save_version(store, target, content(span(14, 14, Q14)), author="ann", parent=None)
+    out = target.ground_truth_file
+    out.parent.mkdir(parents=True, exist_ok=True)
+    victim = target.pack_dir.parent / "victim.txt"
+    victim.write_text("host file")
+    os.link(victim, out.with_suffix(".json.tmp"))
+    if out.exists():
+        out.unlink()
+    os.link(victim, out)
+    path, _ = export_annotations(store, target)
+    assert victim.read_text() == "host file"
+    assert path.read_text().startswith("{") and os.stat(path).st_nlink == 1
+    assert not [p for p in out.parent.iterdir() if p.name.startswith(".chapters-")]
+
+
+def test_a_criterion_is_capped_like_the_notes() -> None:
+    from pydantic import ValidationError
+
+    from lhbench.annotate.model import MAX_NOTES
+
+    doc = content(span(14, 14, Q14))
+    doc["chapters"][0]["criteria"] = ["x" * (MAX_NOTES + 1)]
+    with pytest.raises(ValidationError, match="criteria"):
+        AnnotationSet.model_validate(doc)

@@ -551,3 +551,23 @@ def test_a_stale_save_is_refused_in_the_browser_and_an_old_version_restored(
     third = annot.store.get_annotations(PACK_ID, TASK, 3)
     assert third is not None and third.parent == 2 and third.author == "ann"
     assert third.content == first.content
+
+
+@pytest.mark.parametrize("route", ["state", "export"])
+def test_a_huge_version_number_is_a_400_not_an_overflow(annot: Annot, route: str) -> None:
+    with client(annot.url, "ann") as c:
+        for v in ("99999999999999999999", "0", "-1"):
+            r = c.get(f"{BASE}/{route}", params={"version": v})
+            assert r.status_code == 400, (v, r.status_code)  # the app's bad-request answer
+
+
+def test_a_deeply_nested_body_is_a_400_not_a_crash(annot: Annot) -> None:
+    with client(annot.url, "ann") as c:
+        csrf = csrf_of(c)
+        r = c.post(
+            f"{BASE}/versions",
+            content=b'{"parent": null, "content": ' + b"[" * 200_000,
+            headers={"X-CSRF-Token": csrf, "Content-Type": "application/json"},
+        )
+        assert r.status_code == 400 and "not JSON" in r.json()["error"]
+        assert c.get(f"{BASE}/state").status_code == 200  # the server is fine

@@ -10,7 +10,7 @@ whose quote is not on those lines (starting on the first, ending on the last).
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
@@ -72,7 +72,9 @@ class ChapterAnnotation(BaseModel):
     title: str = Field(min_length=1, max_length=300)
     instruction: str = Field(default="", max_length=MAX_NOTES)
     design_notes: str = Field(default="", max_length=MAX_NOTES)
-    criteria: list[str] = Field(default_factory=list, max_length=50)
+    criteria: list[Annotated[str, Field(max_length=MAX_NOTES)]] = Field(
+        default_factory=list, max_length=50
+    )
     spans: list[CitedSpan] = Field(default_factory=list, max_length=MAX_SPANS)
 
 

@@ -9,6 +9,8 @@ the citation-coverage check reads.
 from __future__ import annotations
 
 import json
+import os
+import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -150,9 +152,16 @@ def export_annotations(
     text = ground_truth_json(AnnotationSet.model_validate(saved.content))
     out = target.ground_truth_file
     out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_suffix(".json.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(out)
+    # a fresh file (O_EXCL), renamed over the old one: never written through a link planted
+    # at a fixed temporary name, and a crash leaves the old file whole
+    fd, tmp = tempfile.mkstemp(prefix=".chapters-", suffix=".tmp", dir=out.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, out)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
     return out, saved
 
 

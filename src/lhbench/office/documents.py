@@ -194,29 +194,34 @@ def read_xlsx(path: Path, *, sheet: str | None = None, cells: str | None = None)
     max_col = min(max_col, ws.max_column)
     max_row = min(max_row, ws.max_row)
     shown = 0
-    for row in range(min_row, max_row + 1):
-        for col in range(min_col, max_col + 1):
-            c = ws.cell(row=row, column=col)
-            if c.value is None:
-                continue
-            if shown >= MAX_CELLS:
-                lines.append(f"[more cells: ask for a smaller range than {cells or 'the sheet'}]")
-                return _cap(lines)
-            shown += 1
-            v = wv.cell(row=row, column=col).value
-            text = f"{c.coordinate}: {v!r}"
-            if isinstance(c.value, str) and c.value.startswith("="):
-                text += f"  formula {c.value}"
-            if c.number_format and c.number_format != "General":
-                text += f"  format {c.number_format}"
-            style = []
-            if c.font is not None and c.font.b:
-                style.append("bold")
-            if c.fill is not None and c.fill.fgColor is not None and c.fill.fill_type:
-                style.append(f"fill={c.fill.fgColor.rgb}")
-            if style:
-                text += "  " + ",".join(str(s) for s in style)
-            lines.append(text)
+    # only the cells the file holds, row by row: ``ws.cell`` would create every empty cell
+    # of the range (a sheet with A1 and ZZ200000 is a 5 KB file and a memory bomb)
+    held: dict[tuple[int, int], Any] = ws._cells
+    held_values: dict[tuple[int, int], Any] = wv._cells
+    present = sorted(k for k in held if min_row <= k[0] <= max_row and min_col <= k[1] <= max_col)
+    for key in present:
+        c = held[key]
+        if c.value is None:
+            continue
+        if shown >= MAX_CELLS:
+            lines.append(f"[more cells: ask for a smaller range than {cells or 'the sheet'}]")
+            return _cap(lines)
+        shown += 1
+        vc = held_values.get(key)
+        v = None if vc is None else vc.value
+        text = f"{c.coordinate}: {v!r}"
+        if isinstance(c.value, str) and c.value.startswith("="):
+            text += f"  formula {c.value}"
+        if c.number_format and c.number_format != "General":
+            text += f"  format {c.number_format}"
+        style = []
+        if c.font is not None and c.font.b:
+            style.append("bold")
+        if c.fill is not None and c.fill.fgColor is not None and c.fill.fill_type:
+            style.append(f"fill={c.fill.fgColor.rgb}")
+        if style:
+            text += "  " + ",".join(str(s) for s in style)
+        lines.append(text)
     if shown == 0:
         lines.append("(no values in that range)")
     return _cap(lines)

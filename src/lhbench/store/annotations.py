@@ -120,15 +120,23 @@ class AnnotationStore(StoreBase):
             row = s.scalars(q).first()
             return None if row is None else _record(row)
 
-    def annotation_history(self, pack_id: str, task_id: str) -> list[AnnotationVersion]:
-        """Every version of a (pack, task), newest first."""
+    def annotation_history(
+        self, pack_id: str, task_id: str, *, limit: int = 100
+    ) -> list[AnnotationVersion]:
+        """The newest ``limit`` versions of a (pack, task), newest first, without content.
+
+        Only who saved which version when is read (``content`` is empty): a history of many
+        large saves costs no more than a short one. ``get_annotations`` gives a version whole.
+        """
+        row = AnnotationVersionRow
         with Session(self.engine) as s:
-            rows = s.scalars(
-                select(AnnotationVersionRow)
-                .where(
-                    AnnotationVersionRow.pack_id == pack_id,
-                    AnnotationVersionRow.task_id == task_id,
-                )
-                .order_by(AnnotationVersionRow.version.desc())
+            rows = s.execute(
+                select(row.version, row.parent, row.author, row.created_at)
+                .where(row.pack_id == pack_id, row.task_id == task_id)
+                .order_by(row.version.desc())
+                .limit(limit)
             ).all()
-            return [_record(r) for r in rows]
+            return [
+                AnnotationVersion(pack_id, task_id, int(v), parent, author, created, {})
+                for v, parent, author, created in rows
+            ]

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import APIRouter, HTTPException, Request
+from fastapi import APIRouter, HTTPException, Query, Request
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 
 from lhbench.annotate import (
@@ -33,6 +33,9 @@ from lhbench.web.deps import SignedIn, Viewer, viewer, web
 from lhbench.web.security import content_disposition, same_origin_post
 
 __all__ = ["MAX_BODY", "router"]
+
+# a saved version's number: bounded, so a huge one is a bad request, not an overflow in the store
+VersionParam = Annotated[int | None, Query(ge=1, le=2**31 - 1)]
 
 router = APIRouter()
 
@@ -115,7 +118,7 @@ def annotate_page(request: Request, pack_id: str, task_id: str, v: SignedIn) -> 
 
 @router.get("/annotate/{pack_id}/{task_id}/state")
 def annotate_state(
-    request: Request, pack_id: str, task_id: str, version: int | None = None
+    request: Request, pack_id: str, task_id: str, version: VersionParam = None
 ) -> Response:
     """A saved version (default: the newest; none saved: the pack's ground truth as a draft)."""
     v = _api_user(request)
@@ -138,7 +141,7 @@ def annotate_state(
             gt = None
         content = from_ground_truth(gt, sources) if gt else AnnotationSet()
         draft = "the pack's ground truth" if gt else None
-    history = store.annotation_history(pack_id, task_id)[:100]
+    history = store.annotation_history(pack_id, task_id, limit=100)
     return JSONResponse(
         {
             "pack_id": pack_id,
@@ -217,7 +220,7 @@ async def annotate_save(request: Request, pack_id: str, task_id: str) -> Respons
         return raw
     try:
         body = json.loads(raw)
-    except (json.JSONDecodeError, UnicodeDecodeError):
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
         return JSONResponse({"error": "The request body is not JSON."}, status_code=400)
     if not isinstance(body, dict) or set(body) != {"parent", "content"}:
         return JSONResponse(
@@ -247,7 +250,7 @@ async def annotate_save(request: Request, pack_id: str, task_id: str) -> Respons
 
 @router.get("/annotate/{pack_id}/{task_id}/export")
 def annotate_export(
-    request: Request, pack_id: str, task_id: str, version: int | None = None
+    request: Request, pack_id: str, task_id: str, version: VersionParam = None
 ) -> Response:
     """A saved version as the pack's ``chapters.json`` (a download; nothing is written)."""
     v = _api_user(request)

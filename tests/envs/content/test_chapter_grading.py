@@ -153,9 +153,13 @@ def test_a_symlinked_chapter_is_refused_not_followed(
     target = course / f"course/chapters/{chapter.id}.md"
     target.unlink()
     os.symlink(secret, target)
-    arts = _texts(chapter_artifacts("r", chapter, workspace=course, stored=[]))
-    shown = "\n".join(arts.values())
+    listed = chapter_artifacts("r", chapter, workspace=course, stored=[])
+    shown = "\n".join(_texts(listed).values())
     assert "TOP-SECRET" not in shown and "not shown" in shown
+    # said once, as refused (not also as missing), and without the host's paths
+    assert [a.name for a in listed].count(f"course/chapters/{chapter.id}.md") == 1
+    assert "(missing:" not in shown
+    assert str(course) not in shown and str(tmp_path) not in shown
 
 
 def test_a_huge_or_missing_chapter_is_bounded_or_said(

@@ -156,3 +156,27 @@ def test_checker_spec_and_verify_protocol(
         (task / "checker.json").write_text(json.dumps(bad))
         with pytest.raises(ValueError):
             CheckerSpec(task)
+
+
+@pytest.mark.parametrize("far", ["ZZ200000", "XFD1048576"])
+def test_a_sparse_sheet_is_read_by_its_cells_not_its_range(tmp_path: Path, far: str) -> None:
+    """Two cells far apart (a 5 KB file) must not make the reader build every empty cell."""
+    import time
+    import tracemalloc
+
+    from lhbench.office.documents import read_xlsx
+
+    doc = make_xlsx(tmp_path / "sparse.xlsx", {"A1": "start", far: "end"})
+    assert doc.stat().st_size < 20_000
+    tracemalloc.start()
+    started = time.monotonic()
+    try:
+        text = read_xlsx(doc)
+        ranged = read_xlsx(doc, cells=f"A1:{far}")
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert time.monotonic() - started < 10
+    assert peak < 64 * 2**20, peak
+    for out in (text, ranged):
+        assert "A1: 'start'" in out and f"{far}: 'end'" in out

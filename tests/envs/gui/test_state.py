@@ -70,11 +70,20 @@ def test_import_keeps_only_what_the_state_needs(tmp_path: Path) -> None:
     assert [s.step for s in rec.steps] == [0, 1, 2, 3]
     assert rec.steps[1].a11y is not None and rec.score == 1.0
     assert rec.document == rec.directory / "final" / "budget.xlsx"
+    # every path of the record is under the pack, none in the staging directory
+    assert all(s.screenshot is not None and s.screenshot.parent == rec.directory for s in rec.steps)
+    assert all(s.screenshot.is_file() for s in rec.steps if s.screenshot is not None)
     with pytest.raises(PackError, match="already exists"):
         import_osworld(src, doc, tmp_path / "pack-traj")
 
 
-@pytest.mark.parametrize("attack", ["dotdot", "symlink", "not-png", "missing", "bomb", "absolute"])
+@pytest.mark.parametrize(
+    "attack",
+    [
+        "dotdot", "symlink", "not-png", "missing", "bomb", "absolute",
+        "hardlink", "repeated-step", "nan-score", "score-above-1", "deep-json",
+    ],
+)  # fmt: skip
 def test_import_refuses_forged_result_dirs(tmp_path: Path, attack: str) -> None:
     src = osworld_result(tmp_path / "r")
     secret = tmp_path / "secret.png"
@@ -94,6 +103,17 @@ def test_import_refuses_forged_result_dirs(tmp_path: Path, attack: str) -> None:
         shot.write_bytes(b"<svg onload=alert(1)>")
     elif attack == "missing":
         shot.unlink()
+    elif attack == "hardlink":  # a second name for a file from elsewhere on the host
+        shot.unlink()
+        os.link(secret, shot)
+    elif attack == "repeated-step":  # would hide the first step 1 from the judge
+        lines.insert(1, json.dumps({**first, "action": "innocent"}))
+    elif attack == "nan-score":
+        (src / "result.txt").write_text("nan\n")
+    elif attack == "score-above-1":
+        (src / "result.txt").write_text("7\n")
+    elif attack == "deep-json":
+        lines.append("[" * 200_000)
     else:
         doc = zip_bomb(tmp_path / "bomb.xlsx", inner="xl/workbook.xml")
     lines[0] = json.dumps(first)
@@ -102,7 +122,7 @@ def test_import_refuses_forged_result_dirs(tmp_path: Path, attack: str) -> None:
     with pytest.raises(PackError) as err:
         import_osworld(src, doc, dest)
     assert not dest.exists() and not dest.with_name("dest.importing").exists()
-    assert "traj.jsonl" in str(err.value) or "step_1" in str(err.value) or "bomb" in str(err.value)
+    assert any(w in str(err.value) for w in ("traj.jsonl", "step_1", "bomb", "result.txt"))
 
 
 def test_materialized_state_is_a_read_only_copy_the_view_reads(tmp_path: Path) -> None:

@@ -77,7 +77,13 @@ def chapter_artifacts(
             try:
                 text = read_course_file(workspace, rel)
             except SourceError as exc:
-                out.append(_artifact(run_id, rel, "text/plain", f"(not shown: {exc})"))
+                # the reason, never the host path (the judge may be a hosted model); the
+                # file exists, so the chapter is not also reported missing
+                found += 1
+                reason = exc.problem.message
+                if reason.startswith("refused"):
+                    reason = "refused: a link, a special file or a path outside the course"
+                out.append(_artifact(run_id, rel, "text/plain", f"(not shown: {reason})"))
                 continue
         elif rel in by_name:
             text = (by_name[rel].content or b"").decode("utf-8", errors="replace")

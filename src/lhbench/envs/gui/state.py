@@ -77,7 +77,8 @@ def _regular(path: Path, cap: int) -> bool:
         st = path.lstat()
     except OSError:
         return False
-    return stat.S_ISREG(st.st_mode) and st.st_size <= cap
+    # one link only: a hard link would bring a file from elsewhere on the host along
+    return stat.S_ISREG(st.st_mode) and st.st_nlink == 1 and st.st_size <= cap
 
 
 def _final_document(d: Path, problems: list[Problem]) -> Path | None:
@@ -121,6 +122,7 @@ def load_result_dir(d: Path) -> GuiRecord:
             steps.append(
                 GuiStep(0, "(start)", first, tree0 if _regular(tree0, MAX_TREE_BYTES) else None)
             )
+        seen: set[int] = set()
         for n, raw in enumerate(traj.read_bytes().splitlines(), 1):
             if not raw.strip():
                 continue
@@ -128,7 +130,7 @@ def load_result_dir(d: Path) -> GuiRecord:
                 obj = json.loads(raw)
                 if not isinstance(obj, dict):
                     raise ValueError("not a JSON object")
-            except (ValueError, UnicodeDecodeError) as exc:
+            except (ValueError, UnicodeDecodeError, RecursionError) as exc:
                 problems.append(Problem(traj, f"not a JSON object: {exc}", n))
                 continue
             if "step_num" not in obj:
@@ -137,6 +139,10 @@ def load_result_dir(d: Path) -> GuiRecord:
             if type(num) is not int or not 0 < num <= MAX_STEPS * 10:
                 problems.append(Problem(traj, f"step_num {num!r} is not a step number", n))
                 continue
+            if num in seen:
+                problems.append(Problem(traj, f"step_num {num} appears twice", n))
+                continue
+            seen.add(num)
             if len(steps) >= MAX_STEPS:
                 problems.append(Problem(traj, f"more than {MAX_STEPS} steps", n))
                 break
@@ -168,6 +174,10 @@ def load_result_dir(d: Path) -> GuiRecord:
             score = float(result.read_text(encoding="utf-8").strip())
         except ValueError:
             problems.append(Problem(result, "not a number"))
+        else:
+            if not 0.0 <= score <= 1.0:  # NaN fails this too
+                problems.append(Problem(result, f"score {score} is not in 0..1"))
+                score = None
     if problems:
         raise PackError(problems)
     assert document is not None
@@ -269,12 +279,12 @@ def import_osworld(result_dir: Path, document: Path | None, dest: Path) -> GuiRe
         staged = load_result_dir_unchecked_shots(src)
         for p in staged:
             shutil.copyfile(p, stage / p.name)
-        record = load_result_dir(stage)
+        load_result_dir(stage)  # the staged copy is checked before it takes dest
     except BaseException:
         shutil.rmtree(stage, ignore_errors=True)
         raise
     stage.rename(dest)
-    return GuiRecord(dest, record.steps, dest / "final" / document.name, record.score)
+    return load_result_dir(dest)  # paths under dest, not the staging directory
 
 
 def load_result_dir_unchecked_shots(src: Path) -> list[Path]:
@@ -291,7 +301,7 @@ def load_result_dir_unchecked_shots(src: Path) -> list[Path]:
     for raw in traj.read_bytes().splitlines():
         try:
             obj = json.loads(raw)
-        except (ValueError, UnicodeDecodeError):
+        except (ValueError, UnicodeDecodeError, RecursionError):
             continue
         name = obj.get("screenshot_file") if isinstance(obj, dict) else None
         if isinstance(name, str) and _SHOT.match(name) and ".." not in name:
