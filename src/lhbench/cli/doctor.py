@@ -111,7 +111,9 @@ def doctor(
         shutil.which(p) for p in ("chromium-headless-shell", "chromium", "chromium-browser")
     )
     # LibreOffice renders the GUI domain's office documents for the judge (aj-gui-mini)
-    programs["soffice"] = any(shutil.which(p) for p in ("soffice", "libreoffice"))
+    from lhbench.envs.gui.render import soffice_binary
+
+    programs["soffice"] = soffice_binary() is not None
     probes = _self_test() if name and self_test else []
     ok = name is not None and all(good for _, good, _ in probes)
     if as_json:

@@ -29,17 +29,16 @@ from lhbench.jobs.api import (
     ProgressFactory,
     _run,
     aj_judge_spec,
+    judge_verdicts,
     sandbox_for,
 )
 from lhbench.jobs.fixtures import FixtureJob
 from lhbench.jobs.packs import LoadedPack, resolve_pack
 from lhbench.jobs.runner import Unit
 from lhbench.jobs.states import RunState, StateProvider, state_id
-from lhbench.jobs.verdicts import VerdictJob
 from lhbench.jobs.verification import VerifyJob
 from lhbench.judges import StateRef
 from lhbench.judges.gui_judge import GuiJudge
-from lhbench.models import ModelPool
 from lhbench.schema import EnvironmentKind, Run, RunStatus, Trajectory
 from lhbench.store import Store
 
@@ -210,23 +209,23 @@ async def judge_gui(
         concurrency=2,
         retry_errors=retry_errors,
     )
-    verdicts = None
-    if spec is not None:
-        pool = ModelPool(store)
-        async with pool.session():
-            vj = GuiJudge(
-                pool.get(spec, wrapped=wrapped_model),
-                spec,
-                agentic=judge == "agent",
-                tool_budget=budget,
-                sandbox=sandbox,
-                modality=modality or "both",
-            )
-            verdicts = await _run(
-                VerdictJob(store, runs, judged, vj, repeats=repeats),
-                progress,
-                "judging",
-                concurrency=concurrency,
-                retry_errors=retry_errors,
-            )
+    verdicts = await judge_verdicts(
+        store,
+        spec,
+        lambda client, s: GuiJudge(
+            client,
+            s,
+            agentic=judge == "agent",
+            tool_budget=budget,
+            sandbox=sandbox,
+            modality=modality or "both",
+        ),
+        runs,
+        judged,
+        wrapped_model=wrapped_model,
+        repeats=repeats,
+        progress=progress,
+        concurrency=concurrency,
+        retry_errors=retry_errors,
+    )
     return JudgeStatesOutcome(fixtures, checked, verdicts, loaded, len(runs))

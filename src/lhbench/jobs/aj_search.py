@@ -27,17 +27,16 @@ from lhbench.jobs.api import (
     _run,
     aj_judge_spec,
     judge_states,
+    judge_verdicts,
     sandbox_for,
 )
 from lhbench.jobs.fixtures import FixtureJob
 from lhbench.jobs.packs import LoadedPack, resolve_pack
 from lhbench.jobs.runner import Unit
 from lhbench.jobs.states import RunState, StateProvider, state_id
-from lhbench.jobs.verdicts import VerdictJob
 from lhbench.jobs.verification import VerifyJob
 from lhbench.judges import StateRef
 from lhbench.judges.search_item import TOOL_SETS, ItemUnderReview, SearchItemJudge
-from lhbench.models import ModelPool
 from lhbench.schema import EnvironmentKind, Run, RunStatus, Trajectory, Verdict
 from lhbench.stats.aj_modes import failure_mode
 from lhbench.store import Store
@@ -222,25 +221,27 @@ async def judge_search(
     if spec is not None:
         index = await asyncio.to_thread(provider.index)
         items = {r.id: provider.under_review(r) for r in runs}
-        pool = ModelPool(store)
-        async with pool.session():
-            vj = SearchItemJudge(
-                pool.get(spec, wrapped=wrapped_model),
-                spec,
+        verdicts = await judge_verdicts(
+            store,
+            spec,
+            lambda client, s: SearchItemJudge(
+                client,
+                s,
                 index=index,
                 items=items,
                 agentic=judge == "agent",
                 tool_budget=budget,
                 sandbox=sandbox,
                 tool_set=tool_set or "state+trajectory",
-            )
-            verdicts = await _run(
-                VerdictJob(store, runs, provider, vj, repeats=repeats),
-                progress,
-                "judging",
-                concurrency=concurrency,
-                retry_errors=retry_errors,
-            )
+            ),
+            runs,
+            provider,
+            wrapped_model=wrapped_model,
+            repeats=repeats,
+            progress=progress,
+            concurrency=concurrency,
+            retry_errors=retry_errors,
+        )
     return JudgeStatesOutcome(fixtures, checked, verdicts, loaded, len(runs))
 
 

@@ -7,7 +7,7 @@ needs to print. None of them prints.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -86,6 +86,37 @@ def aj_judge_spec(judge: str | None, model: str | None, settings: Settings) -> M
             "no judge model: pass --model or set aj_model in lhbench.toml (LHBENCH_AJ_MODEL)"
         )
     return resolve_model(ref, settings.models)
+
+
+async def judge_verdicts(
+    store: Store,
+    spec: ModelSpec | None,
+    make_judge: Callable[[Any, ModelSpec], Any],
+    runs: Sequence[Run],
+    states: Any,
+    *,
+    wrapped_model: Any = None,
+    repeats: int = 1,
+    progress: ProgressFactory = None,
+    concurrency: int = 4,
+    retry_errors: bool = False,
+) -> JobSummary[Any] | None:
+    """The verdict stage of an Agent-as-a-Judge job (None when no judge model is given).
+
+    One model session; ``make_judge(client, spec)`` builds the domain's judge on its client.
+    """
+    if spec is None:
+        return None
+    pool = ModelPool(store)
+    async with pool.session():
+        judge = make_judge(pool.get(spec, wrapped=wrapped_model), spec)
+        return await _run(
+            VerdictJob(store, runs, states, judge, repeats=repeats),
+            progress,
+            "judging",
+            concurrency=concurrency,
+            retry_errors=retry_errors,
+        )
 
 
 async def _run(job: Any, progress: ProgressFactory, label: str, **kw: Any) -> JobSummary[Any]:
@@ -467,24 +498,20 @@ async def judge_states(
             states=provider,
             retry_errors=retry_errors,
         )
-        verdicts = None
-        if spec is not None:
-            pool = ModelPool(store)
-            async with pool.session():
-                vj = VerdictJudge(
-                    pool.get(spec, wrapped=wrapped_model),
-                    spec,
-                    agentic=judge == "agent",
-                    tool_budget=budget,
-                    sandbox=sandbox,
-                )
-                verdicts = await _run(
-                    VerdictJob(store, runs, provider, vj, repeats=repeats),
-                    progress,
-                    "judging",
-                    concurrency=concurrency,
-                    retry_errors=retry_errors,
-                )
+        verdicts = await judge_verdicts(
+            store,
+            spec,
+            lambda client, s: VerdictJudge(
+                client, s, agentic=judge == "agent", tool_budget=budget, sandbox=sandbox
+            ),
+            runs,
+            provider,
+            wrapped_model=wrapped_model,
+            repeats=repeats,
+            progress=progress,
+            concurrency=concurrency,
+            retry_errors=retry_errors,
+        )
     finally:
         if pg is not None:
             pg.drop_all()

@@ -26,7 +26,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from lhbench.office.documents import DocumentError, load_docx, load_pptx, load_xlsx
+from lhbench.office.documents import DocumentError, held_cells, load_docx, load_pptx, load_xlsx
 
 __all__ = [
     "CHECKERS",
@@ -68,16 +68,15 @@ def _sheet(idx: Any, result: Any, expected: Any) -> tuple[Any, str]:
 
 def _grid(ws: Any, precision: int) -> dict[str, Any]:
     out = {}
-    for row in ws.iter_rows():
-        for c in row:
-            v = c.value
-            if v is None or v == "":
-                continue
-            if isinstance(v, float):
-                v = round(v, precision)
-                if v == int(v):
-                    v = int(v)
-            out[c.coordinate] = v
+    for c in held_cells(ws):  # the agent's workbook: never every cell of its range
+        v = c.value
+        if v is None or v == "":
+            continue
+        if isinstance(v, float):
+            v = round(v, precision)
+            if v == int(v):
+                v = int(v)
+        out[c.coordinate] = v
     return out
 
 
@@ -179,14 +178,13 @@ def compare_table(result: Path, expected: Path | None, **options: Any) -> Result
             elif kind == "style":
                 a, an = _sheet(r["sheet_idx0"], rf, ef)
                 b, _ = _sheet(r["sheet_idx1"], rf, ef)
-                for row in b.iter_rows():
-                    for c in row:
-                        if c.value is None:
-                            continue
-                        for prop in r.get("props") or []:
-                            x, y = _cell_prop(a[c.coordinate], prop), _cell_prop(c, prop)
-                            if x != y:
-                                return False, f"rule {n}: {an}!{c.coordinate} {prop} {x!r} != {y!r}"
+                for c in held_cells(b):
+                    if c.value is None:
+                        continue
+                    for prop in r.get("props") or []:
+                        x, y = _cell_prop(a[c.coordinate], prop), _cell_prop(c, prop)
+                        if x != y:
+                            return False, f"rule {n}: {an}!{c.coordinate} {prop} {x!r} != {y!r}"
             elif kind == "freeze":
                 a, an = _sheet(r["sheet_idx0"], rf, ef)
                 b, _ = _sheet(r["sheet_idx1"], rf, ef)
@@ -415,7 +413,11 @@ class CheckerSpec:
             doc = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, json.JSONDecodeError) as exc:
             raise ValueError(f"{path}: {exc}") from exc
-        if not isinstance(doc, dict) or not isinstance(doc.get("checks"), list):
+        if (
+            not isinstance(doc, dict)
+            or not isinstance(doc.get("checks"), list)
+            or not isinstance(doc.get("document"), str)
+        ):
             raise ValueError(f"{path}: expected {{document, golden, checks: [...]}}")
         self.document = str(doc["document"])
         golden = doc.get("golden")

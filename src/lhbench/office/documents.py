@@ -22,6 +22,7 @@ __all__ = [
     "DocumentError",
     "check_package",
     "document_kind",
+    "held_cells",
     "load_docx",
     "load_pptx",
     "load_xlsx",
@@ -170,6 +171,22 @@ def read_docx(path: Path, *, start: int = 1, count: int = 50) -> str:
     return _cap(lines)
 
 
+def held_cells(ws: Any, bounds: tuple[int, int, int, int] | None = None) -> list[Any]:
+    """The cells a worksheet file holds, row by row, within ``bounds`` if given.
+
+    ``bounds`` is ``(min_row, min_col, max_row, max_col)``. Never ``ws.cell`` or
+    ``iter_rows`` over a range: openpyxl creates every empty cell of
+    it, so a sheet holding A1 and XFD1048576 (a 5 KB file) would exhaust memory.
+    """
+    cells: dict[tuple[int, int], Any] = ws._cells
+    if bounds is None:
+        keys = sorted(cells)
+    else:
+        r0, c0, r1, c1 = bounds
+        keys = sorted(k for k in cells if r0 <= k[0] <= r1 and c0 <= k[1] <= c1)
+    return [cells[k] for k in keys]
+
+
 def read_xlsx(path: Path, *, sheet: str | None = None, cells: str | None = None) -> str:
     """A sheet's cells (a range like ``A1:D20``, or the used range): value, formula, format."""
     from openpyxl.utils.cell import range_boundaries  # type: ignore[import-untyped]
@@ -196,18 +213,15 @@ def read_xlsx(path: Path, *, sheet: str | None = None, cells: str | None = None)
     shown = 0
     # only the cells the file holds, row by row: ``ws.cell`` would create every empty cell
     # of the range (a sheet with A1 and ZZ200000 is a 5 KB file and a memory bomb)
-    held: dict[tuple[int, int], Any] = ws._cells
     held_values: dict[tuple[int, int], Any] = wv._cells
-    present = sorted(k for k in held if min_row <= k[0] <= max_row and min_col <= k[1] <= max_col)
-    for key in present:
-        c = held[key]
+    for c in held_cells(ws, (min_row, min_col, max_row, max_col)):
         if c.value is None:
             continue
         if shown >= MAX_CELLS:
             lines.append(f"[more cells: ask for a smaller range than {cells or 'the sheet'}]")
             return _cap(lines)
         shown += 1
-        vc = held_values.get(key)
+        vc = held_values.get((c.row, c.column))
         v = None if vc is None else vc.value
         text = f"{c.coordinate}: {v!r}"
         if isinstance(c.value, str) and c.value.startswith("="):

@@ -19,6 +19,7 @@ from lhbench.stats.course import (
     CHAPTER_SCORE_DEFINITION,
     CI_DEFINITION,
     COURSE_SCORE_DEFINITION,
+    EXCLUSION_DEFINITION,
     NORMALISATION,
     TIE_DEFINITION,
     course_scores,
@@ -45,7 +46,7 @@ def content_scales_section(data: ReportData, by: Sequence[str]) -> Section:
         f"Normalised criterion score: {NORMALISATION}.",
         f"{CHAPTER_SCORE_DEFINITION}; {COURSE_SCORE_DEFINITION}.",
         f"CI: {CI_DEFINITION}. n = graded chapters of the run on that scale.",
-        f"{excluded_total} chapter score(s) excluded (a rubric grade failed for every judge), "
+        f"{excluded_total} chapter score(s) excluded ({EXCLUSION_DEFINITION}), "
         f"{chapter_total} used.",
     ]
     if data.stale_chapter_grades:

@@ -9,13 +9,10 @@ rubric at one scale.
 
 from __future__ import annotations
 
-import hashlib
-import json
-
 from pydantic import AwareDatetime, Field, model_validator
 
 from lhbench.schema.base import Schema, utcnow
-from lhbench.schema.grading import Grade
+from lhbench.schema.grading import Grade, _digest
 from lhbench.schema.rubric import Rubric, Scale
 
 __all__ = [
@@ -24,10 +21,6 @@ __all__ = [
     "chapter_grade_key",
     "chapter_rubric_key",
 ]
-
-
-def _digest(doc: object) -> str:
-    return hashlib.sha256(json.dumps(doc, sort_keys=True, default=str).encode()).hexdigest()
 
 
 def chapter_rubric_key(

@@ -8,8 +8,10 @@ course-level mean over chapters (paper §8.3, Table 6). Here:
   "3/5 (0.60)") and ``score / 2`` on the 3-point scale (``1/2 = 0.50``);
 - **chapter score** (one run, one chapter, one scale) = mean over the judges that graded
   every rubric of the chapter of [the mean of that judge's normalised criterion scores over
-  all those rubrics' scored criteria (a judge's repeats pooled)]. A chapter with a rubric
-  grade that failed (parse failure or error) for every judge is *excluded*, and counted;
+  all those rubrics' scored criteria (a judge's repeats pooled)]. A chapter for which no
+  judge has an ok grade on every one of its rubrics (each judge failed — parse failure or
+  error — or lacks at least one rubric) is *excluded*, and counted, as is an expected
+  chapter with no grade at all when the caller names the expected chapters;
 - **course score** = mean of the chapter scores over the graded chapters (n = their count);
 - **CI** = 95 % t-interval over the chapter scores (mean ± t₀.₉₇₅,ₙ₋₁ · s/√n, s with
   ddof = 1); its width is ``hi - lo`` (undefined for n < 2);
@@ -32,6 +34,7 @@ __all__ = [
     "CHAPTER_SCORE_DEFINITION",
     "CI_DEFINITION",
     "COURSE_SCORE_DEFINITION",
+    "EXCLUSION_DEFINITION",
     "NORMALISATION",
     "TIE_DEFINITION",
     "CourseScore",
@@ -47,6 +50,9 @@ CHAPTER_SCORE_DEFINITION = (
     "(generic + chapter rubrics)"
 )
 COURSE_SCORE_DEFINITION = "course score = mean of chapter scores over graded chapters"
+EXCLUSION_DEFINITION = (
+    "excluded = chapters for which no judge has an ok grade on every one of their rubrics"
+)
 CI_DEFINITION = "95% t-interval over chapter scores (ddof=1), width = hi - lo"
 TIE_DEFINITION = "tie share = pairs of runs with equal course score (|diff| <= 1e-9) / all pairs"
 _TIE_EPS = 1e-9

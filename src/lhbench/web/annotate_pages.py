@@ -15,6 +15,7 @@ import re
 from typing import Annotated, Any
 
 from fastapi import APIRouter, HTTPException, Query, Request
+from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 
 from lhbench.annotate import (
@@ -231,7 +232,9 @@ async def annotate_save(request: Request, pack_id: str, task_id: str) -> Respons
         return JSONResponse({"error": "parent is a version number or null."}, status_code=400)
     assert v.user is not None
     try:
-        saved = save_version(
+        # validation and the write off the event loop: a large save does not stall others
+        saved = await run_in_threadpool(
+            save_version,
             web(request).store,
             t,
             body["content"],

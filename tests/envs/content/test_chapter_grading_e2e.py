@@ -63,7 +63,7 @@ def test_a_native_run_is_graded_per_chapter_on_both_scales_end_to_end(tmp_path: 
             assert rec.model == "rubric-writer" or rec.model.endswith("rubric-writer")
             assert rec.annotations_sha256 and rec.ground_truth_sha256 and rec.prompt_version
             dims = rec.rubric.tiers[0].dimensions
-            assert 1 <= len(dims) <= 3 and {d.scale for d in dims} == {rec.scale}
+            assert len(dims) in (1, 2, 3) and {d.scale for d in dims} == {rec.scale}
             assert rec.chapter_id in dims[0].anchors[rec.scale.high]  # written for that chapter
 
         # every chapter x rubric x scale graded by the (stub) output judge

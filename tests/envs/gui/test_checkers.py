@@ -180,3 +180,31 @@ def test_a_sparse_sheet_is_read_by_its_cells_not_its_range(tmp_path: Path, far: 
     assert peak < 64 * 2**20, peak
     for out in (text, ranged):
         assert "A1: 'start'" in out and f"{far}: 'end'" in out
+
+
+def test_the_table_checker_reads_a_sparse_agent_workbook_by_its_cells(tmp_path: Path) -> None:
+    """The agent writes the final workbook: A1 plus XFD1048576 must not become a memory bomb."""
+    import tracemalloc
+
+    gold = make_xlsx(tmp_path / "gold.xlsx", {"A1": "start"})
+    agent = make_xlsx(tmp_path / "agent.xlsx", {"A1": "start", "XFD1048576": "end"})
+    data = {"type": "sheet_data", "sheet_idx0": 0, "sheet_idx1": "EI0"}
+    style = {"type": "style", "sheet_idx0": "EI0", "sheet_idx1": 0, "props": ["number_format"]}
+    tracemalloc.start()
+    try:
+        ok, detail = compare_table(agent, gold, rules=[data])
+        styled, _ = compare_table(agent, gold, rules=[style])
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 64 * 2**20, peak
+    assert not ok and detail  # the extra cell is a difference, found without the range
+    assert styled  # number formats of the cells the agent wrote: the same
+
+
+def test_a_checker_spec_without_a_document_is_a_clear_error(tmp_path: Path) -> None:
+    from lhbench.office.checkers import CheckerSpec
+
+    (tmp_path / "checker.json").write_text(json.dumps({"checks": []}))
+    with pytest.raises(ValueError, match=r"checker\.json: expected"):
+        CheckerSpec(tmp_path)
