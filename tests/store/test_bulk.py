@@ -152,3 +152,150 @@ def test_many_batches_with_checkpoints_between_leave_every_row_and_the_settings(
     with Store.open(f"sqlite:///{tmp_path / 'b.db'}", migrate=False) as again:
         assert len(_stored(again, "bulk")) == 3000  # all of it in the file, WAL gone
         assert not (tmp_path / "b.db-wal").exists() or (tmp_path / "b.db-wal").stat().st_size == 0
+
+
+# --- the writer process (large imports on a SQLite file) ---------------------------------
+
+
+def _file_store(tmp_path: Any, name: str = "w.db") -> Store:
+    return Store.open(f"sqlite:///{tmp_path / name}")
+
+
+def test_writer_process_stores_exactly_what_the_in_process_path_stores(tmp_path: Any) -> None:
+    rows = _rows(2400)
+    with _file_store(tmp_path) as store:
+        for run_id in ("writer", "mixed", "inproc"):
+            store.save_run(make_run(run_id))
+        for run_id, after in (("writer", 0), ("mixed", 700), ("inproc", None)):
+            with store.step_appender(run_id, writer_after_rows=after) as out:
+                for start in range(0, len(rows), 400):
+                    out.append(rows[start : start + 400])
+            assert out.rows == 2400
+            # 0: every batch to the writer; 700: the first two in-process; None: never
+            assert out.writer_batches == {"writer": 6, "mixed": 4, "inproc": 0}[run_id]
+        assert _stored(store, "writer") == _stored(store, "inproc") == _stored(store, "mixed")
+        assert len(_stored(store, "writer")) == 2400
+        got = store.get_trajectory("writer").steps
+        assert got == store.get_trajectory("inproc").steps
+        assert got[8].timestamp == rows[8][10] and got[8].timestamp.tzinfo == UTC
+
+
+def test_memory_and_postgres_stores_never_start_a_writer(store_url: str) -> None:
+    url = "sqlite://" if store_url.startswith("sqlite") else store_url  # in-memory SQLite
+    with Store.open(url) as store:
+        store.save_run(make_run("bulk"))
+        with store.step_appender("bulk", writer_after_rows=0) as out:
+            out.append(_rows(300))
+        assert out.writer_batches == 0
+        assert len(_stored(store, "bulk")) == 300
+
+
+def _boom_at(store: Store, idx: int) -> None:
+    # a batch that fails inside the writer: the insert of one step is refused
+    with store.engine.begin() as conn:
+        conn.exec_driver_sql(
+            f"CREATE TRIGGER boom BEFORE INSERT ON steps WHEN NEW.idx = {idx} "
+            "BEGIN SELECT RAISE(ABORT, 'disk on fire'); END"
+        )
+
+
+def test_a_batch_failing_in_the_writer_is_raised_and_nothing_after_it_is_stored(
+    tmp_path: Any,
+) -> None:
+    from lhbench.store.bulk import BatchWriteError
+
+    rows = _rows(1000)
+    with _file_store(tmp_path) as store:
+        store.save_run(make_run("bulk"))
+        _boom_at(store, 450)  # in the third batch of 200
+        out = store.step_appender("bulk", writer_after_rows=0)
+        with pytest.raises(BatchWriteError, match="disk on fire") as err:
+            for start in range(0, len(rows), 200):
+                out.append(rows[start : start + 200])
+            out.close()
+        assert "bulk" in str(err.value) and "not stored" in str(err.value)
+        with pytest.raises(BatchWriteError):  # no batch is taken after a failure
+            out.append(rows[:1])
+        out.close(raise_errors=False)
+        assert [r[0] for r in _stored(store, "bulk")] == list(range(400))  # a prefix, no gap
+        store.save_run(make_run("after"))  # no lock left behind
+        store.append_step_rows("after", rows[:5])
+        assert len(_stored(store, "after")) == 5
+
+
+_KILLED_IMPORTER = """
+import os, signal, sys, time
+from lhbench.store import Store
+from tests.store.test_bulk import _rows
+from tests.factories import make_run
+rows = _rows(6000)
+store = Store.open(sys.argv[1])
+store.save_run(make_run("bulk"))
+out = store.step_appender("bulk", writer_after_rows=0)
+for start in range(0, 4000, 500):
+    out.append(rows[start : start + 500])
+print(out._proc.pid, flush=True)
+time.sleep(0.2)
+out._proc.stdin.write(b"\\x00\\x00\\x10\\x00\\x00\\x00\\x00\\x00partial")  # a frame cut off
+out._proc.stdin.flush()
+os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+
+def test_a_killed_importer_leaves_the_whole_batches_it_sent_and_no_writer_behind(
+    tmp_path: Any,
+) -> None:
+    import os
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+
+    url = f"sqlite:///{tmp_path / 'k.db'}"
+    proc = subprocess.run(
+        [sys.executable, "-c", _KILLED_IMPORTER, url],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=Path(__file__).parents[2],
+    )
+    assert proc.returncode == -9, proc.stderr
+    pid = int(proc.stdout.split()[0])
+    deadline = time.monotonic() + 30
+    while Path(f"/proc/{pid}").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)  # the writer sees its stdin end and stops (it is not our child)
+    assert not Path(f"/proc/{pid}").exists() or _zombie(pid)
+    with Store.open(url, migrate=False) as store:
+        assert [r[0] for r in _stored(store, "bulk")] == list(range(4000))  # 8 whole batches
+    os.sync()
+
+
+def _zombie(pid: int) -> bool:
+    from pathlib import Path
+
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split(") ")[1].startswith("Z")
+    except (OSError, IndexError):
+        return True
+
+
+def test_a_killed_writer_is_raised_and_what_it_committed_stays_a_prefix(tmp_path: Any) -> None:
+    import os
+    import signal
+
+    from lhbench.store.bulk import BatchWriteError
+
+    rows = _rows(3000)
+    with _file_store(tmp_path) as store:
+        store.save_run(make_run("bulk"))
+        out = store.step_appender("bulk", writer_after_rows=0)
+        out.append(rows[:500])
+        assert out._proc is not None
+        os.kill(out._proc.pid, signal.SIGKILL)
+        with pytest.raises(BatchWriteError, match="status -9"):
+            for start in range(500, 3000, 500):
+                out.append(rows[start : start + 500])
+            out.close()
+        out.close(raise_errors=False)
+        got = [r[0] for r in _stored(store, "bulk")]
+        assert got == list(range(len(got))) and len(got) % 500 == 0 and len(got) < 3000

@@ -38,6 +38,7 @@ from lhbench.jobs.packs import LoadedPack
 from lhbench.jobs.runner import Assessment, Unit
 from lhbench.schema import Run, RunStatus
 from lhbench.store import ResultState, Store
+from lhbench.store.bulk import BatchWriteError
 
 __all__ = ["ImportJob", "ImportResult", "collect_files", "file_digest", "file_identity"]
 
@@ -320,7 +321,9 @@ class ImportJob:
             finals[run_id] = final
         except Exception as exc:
             # never left `running`: the run keeps what was read and says why its import stopped
-            if batch:
+            if batch and not isinstance(exc, BatchWriteError):
+                # the rows read before the reader stopped (after a failed batch they would
+                # leave a gap: the stored steps stay a prefix of the transcript)
                 with contextlib.suppress(Exception):
                     self.store.append_step_rows(run_id, batch)
             reason = _scrub(f"import stopped: {exc}"[:2000])

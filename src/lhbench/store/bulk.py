@@ -12,20 +12,37 @@ thread with a connection of their own, every few batches, instead of inside a co
 importer would wait for; a checkpoint never blocks a commit (``PASSIVE``), and what it has
 not copied yet stays in the WAL, as durable as before. On PostgreSQL each batch is
 inserted and committed inline.
+
+A large import on a SQLite file (past ``writer_after_rows`` rows) hands its later batches
+to a writer process (``store._step_writer``) over a pipe: sqlite3 binds every value with
+the GIL held, so on a thread the insert would still share the parser's core, while a
+process has a core of its own. The batches are pickled as built and the process converts,
+inserts and commits each in order, a transaction per batch. A batch that fails there stops
+the writer; the failure is raised (``BatchWriteError``) by the next ``append`` or by
+``close``, nothing sent after the failed batch is stored (what is stored stays a prefix
+of what was appended), and the appender refuses further batches. If the importing process
+dies, the writer commits the batches it received whole and stops.
 """
 
 from __future__ import annotations
 
+import contextlib
+import subprocess
+import sys
+import tempfile
 from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any, Self
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any, Self
 
-from lhbench.store.rows import SQLITE_STEP_INSERT, sqlite_step_params
+from lhbench.errors import StoreError
+from lhbench.store import _step_writer
+from lhbench.store.rows import SQLITE_STEP_INSERT, TS_INDEX, sqlite_step_params
 
 if TYPE_CHECKING:
     from lhbench.store.runs import RunStore
 
-__all__ = ["StepAppender"]
+__all__ = ["BatchWriteError", "StepAppender"]
 
 # a checkpoint is started after this many commits (when none is running): ~25 000 rows
 _CHECKPOINT_EVERY = 5
@@ -33,6 +50,13 @@ _CHECKPOINT_EVERY = 5
 # its commit writes them, instead of spilling to the WAL while the batch is inserted
 _CACHE_KIB = 16384
 _DEFAULT_CACHE = -2000  # SQLite's default cache_size, restored before the connection is pooled
+# rows appended in-process before later batches go to a writer process (a small import
+# never starts one)
+WRITER_AFTER_ROWS = 10_000
+
+
+class BatchWriteError(StoreError):
+    """A batch given to the writer process failed; nothing appended after it was stored."""
 
 
 class StepAppender:
@@ -42,7 +66,9 @@ class StepAppender:
     Leaving on an exception still waits, and does not hide that exception.
     """
 
-    def __init__(self, store: RunStore, run_id: str) -> None:
+    def __init__(
+        self, store: RunStore, run_id: str, *, writer_after_rows: int | None = WRITER_AFTER_ROWS
+    ) -> None:
         self._store = store
         self._run_id = run_id
         self._sqlite = store.backend == "sqlite"
@@ -55,6 +81,13 @@ class StepAppender:
         self._autocheckpoint: int | None = None  # the connection's own setting, restored
         self._commits = 0
         self.rows = 0
+        self.writer_batches = 0  # batches handed to the writer process
+        # the writer process (None: not started), its stderr, and the file it writes to
+        self._writer_after = writer_after_rows
+        self._db = _sqlite_file(store) if self._sqlite and writer_after_rows is not None else None
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._proc_err: IO[bytes] | None = None
+        self._broken: str | None = None
 
     def __enter__(self) -> Self:
         return self
@@ -66,9 +99,17 @@ class StepAppender:
         """Insert ``rows`` in a transaction of their own (committed in the background)."""
         if not rows:
             return
+        if self._broken is not None:
+            raise BatchWriteError(self._broken)
         if not self._sqlite:
             self._store.append_step_rows(self._run_id, rows)
             self.rows += len(rows)
+            return
+        if self._proc is None and self._db is not None and self.rows >= (self._writer_after or 0):
+            self._start_writer()
+        if self._proc is not None:
+            self._send(rows)
+            self.writer_batches += 1
             return
         params = sqlite_step_params(self._run_id, rows)  # built while the last commit runs
         self._wait()
@@ -84,12 +125,79 @@ class StepAppender:
         except BaseException:
             raw.rollback()
             raise
-        assert self._pool is not None
-        self._pending = self._pool.submit(raw.commit)
         self.rows += len(rows)
+        if self._pool is None:  # an in-memory database: its connection stays on this thread
+            raw.commit()
+            return
+        self._pending = self._pool.submit(raw.commit)
         self._commits += 1
         if self._commits % _CHECKPOINT_EVERY == 0:
             self._checkpoint()
+
+    def _start_writer(self) -> None:
+        self._wait()  # the batches committed in-process come first
+        # its stderr goes to a file, not a pipe, which could fill up; closed in _stop_writer
+        self._proc_err = tempfile.TemporaryFile()  # noqa: SIM115
+        try:
+            self._proc = subprocess.Popen(
+                [sys.executable, "-I", "-S", _step_writer.__file__],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.DEVNULL,
+                stderr=self._proc_err,
+            )
+        except OSError:  # no interpreter to start (an embedded Python): stay in-process
+            self._proc_err.close()
+            self._proc_err = None
+            self._db = None
+            return
+        header = {
+            "db": self._db,
+            "sql": SQLITE_STEP_INSERT,
+            "run_id": self._run_id,
+            "ts_index": TS_INDEX,
+        }
+        self._send(header, rows=0)
+
+    def _send(self, obj: Any, rows: int | None = None) -> None:
+        proc = self._proc
+        assert proc is not None and proc.stdin is not None
+        try:
+            _step_writer.write_frame(proc.stdin, obj)
+        except (BrokenPipeError, OSError):
+            self._fail(self._stop_writer() or "the writer process stopped")
+        if proc.poll() is not None:  # it stopped on an earlier batch
+            self._fail(self._stop_writer() or "the writer process stopped")
+        self.rows += len(obj) if rows is None else rows
+
+    def _fail(self, reason: str) -> None:
+        self._broken = (
+            f"storing the steps of run {self._run_id!r} failed: {reason}; "
+            "the batches appended after the failed one were not stored"
+        )
+        raise BatchWriteError(self._broken)
+
+    def _stop_writer(self) -> str | None:
+        """End the writer's stream, wait for it; its error, if it failed."""
+        proc, self._proc = self._proc, None
+        if proc is None:
+            return None
+        assert proc.stdin is not None
+        with contextlib.suppress(OSError):  # it has stopped already: its status says why
+            _step_writer.write_frame(proc.stdin, None)
+        with contextlib.suppress(OSError):
+            proc.stdin.close()
+        code = proc.wait()
+        err = self._proc_err
+        self._proc_err = None
+        message = ""
+        if err is not None:
+            err.seek(0)
+            tail = err.read()[-4000:].decode(errors="replace").strip()
+            err.close()
+            message = tail.splitlines()[-1] if tail else ""
+        if code == 0:
+            return None
+        return message or f"the writer process exited with status {code}"
 
     def _open(self) -> None:
         self._conn = self._store.engine.raw_connection()
@@ -97,7 +205,8 @@ class StepAppender:
         self._autocheckpoint = raw.execute("PRAGMA wal_autocheckpoint").fetchone()[0]
         raw.execute("PRAGMA wal_autocheckpoint=0")  # checkpoints run on their own thread
         raw.execute(f"PRAGMA cache_size=-{_CACHE_KIB}")
-        self._pool = ThreadPoolExecutor(1, thread_name_prefix="lhbench-commit")
+        if not _in_memory(self._store):
+            self._pool = ThreadPoolExecutor(1, thread_name_prefix="lhbench-commit")
 
     def _checkpoint(self) -> None:
         """Start a checkpoint of the commits so far, unless one is still running."""
@@ -124,6 +233,13 @@ class StepAppender:
             self._wait()
         except BaseException as exc:
             error = exc
+        if self._proc is not None:
+            reason = self._stop_writer()
+            if reason is not None and self._broken is None:
+                try:
+                    self._fail(reason)
+                except BatchWriteError as exc:
+                    error = error or exc
         if self._ckpt is not None:
             ckpt, self._ckpt = self._ckpt, None
             try:
@@ -150,6 +266,20 @@ class StepAppender:
                 conn.close()
         if error is not None and raise_errors:
             raise error
+
+
+def _in_memory(store: RunStore) -> bool:
+    url = store.engine.url
+    return url.database in (None, "", ":memory:") or url.query.get("mode") == "memory"
+
+
+def _sqlite_file(store: RunStore) -> str | None:
+    """The path of a store's SQLite file, None when another process cannot open it as one."""
+    url = store.engine.url
+    db = url.database
+    if not db or db == ":memory:" or db.startswith("file:") or url.query:
+        return None
+    return str(Path(db).resolve())
 
 
 def _passive_checkpoint(raw: Any) -> Any:

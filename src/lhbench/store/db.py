@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import sqlite3
-from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 import orjson
 from sqlalchemy import Engine, create_engine, event
@@ -13,6 +11,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, NoSuchModuleError, OperationalError
 
 from lhbench.errors import StoreError
+from lhbench.store._step_writer import register_adapters
 
 if TYPE_CHECKING:
     from alembic.config import Config
@@ -31,14 +30,8 @@ def _normalize(url: str) -> str:
     return url
 
 
-# sqlite3 binds int, float, str and bytes directly; any other value (None, a bool) goes
-# through its adapter lookup first, which fails slowly (an AttributeError made and cleared
-# per value). A bulk insert binds millions of NULLs and booleans: these adapters give the
-# same values (NULL, 0/1) the lookup ends with, without the failed lookups.
-_null: dict[None, None] = {}
-# {}.get(None) is None (bound as NULL), called in C: cheaper than a Python function
-sqlite3.register_adapter(type(None), cast(Callable[[None], None], _null.get))
-sqlite3.register_adapter(bool, int)
+# NULLs and booleans bound without sqlite3's slow failed adapter lookup (same values)
+register_adapters()
 
 # A new SQLite store gets 16 KiB pages (4 KiB is the default): a bulk import then writes a
 # quarter of the WAL frames. An existing store keeps its page size (the pragma is a no-op).

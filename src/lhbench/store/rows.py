@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from datetime import UTC, datetime
 from typing import Any
 
 import orjson
 
 from lhbench.schema import STEP_ROW, Run, Step, utcnow
+from lhbench.store._step_writer import sqlite_step_params as _writer_params
+from lhbench.store._step_writer import sqlite_timestamp
 from lhbench.store.tables import RunRow, StepRow
 
 __all__ = [
     "PG_STEP_INSERT",
     "SQLITE_STEP_INSERT",
+    "TS_INDEX",
     "json_or_none",
     "pg_step_params",
     "run_from",
@@ -109,7 +111,7 @@ PG_STEP_INSERT = (
     + ", ".join("%s::jsonb" if i in _JSON_FIELDS else "%s" for i in range(len(_STEP_COLUMNS)))
     + ")"
 )
-_TS = STEP_ROW.index("timestamp")
+TS_INDEX = STEP_ROW.index("timestamp")
 
 
 def json_or_none(value: Any) -> str | None:
@@ -138,31 +140,8 @@ def step_record(step: Step) -> tuple[Any, ...]:
 
 
 def sqlite_step_params(run_id: str, rows: Iterable[Sequence[Any]]) -> list[list[Any]]:
-    """Flat step rows as SQLite parameters (timestamps as the naive UTC text SQLite keeps).
-
-    A timestamp is converted once however many rows share it (importers hand the same
-    object to every step of a line).
-    """
-    out: list[list[Any]] = []
-    add = out.append
-    last: datetime | None = None
-    text: str | None = None
-    for r in rows:
-        ts = r[_TS]
-        if ts is not last:
-            last = ts
-            text = None if ts is None else sqlite_timestamp(ts)
-        p = [*r, run_id]
-        p[_TS] = text
-        add(p)
-    return out
-
-
-def sqlite_timestamp(ts: datetime) -> str:
-    """An aware datetime as the naive UTC text SQLite keeps (``2026-03-02 10:00:00.500000``)."""
-    if ts.tzinfo is UTC:  # what importers hand in: only the "+00:00" to drop
-        return ts.isoformat(sep=" ")[:-6]
-    return ts.astimezone(UTC).replace(tzinfo=None).isoformat(sep=" ")
+    """Flat step rows as SQLite parameters (timestamps as the naive UTC text SQLite keeps)."""
+    return _writer_params(run_id, rows, TS_INDEX)
 
 
 def _no_nul(value: Any) -> Any:

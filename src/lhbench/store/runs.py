@@ -12,7 +12,7 @@ from sqlalchemy.orm import Session
 from lhbench.errors import StoreError
 from lhbench.schema import Artifact, Run, Step, StepKind, Trajectory
 from lhbench.store.base import StoreBase, matching
-from lhbench.store.bulk import StepAppender
+from lhbench.store.bulk import WRITER_AFTER_ROWS, StepAppender
 from lhbench.store.rows import (
     PG_STEP_INSERT,
     SQLITE_STEP_INSERT,
@@ -223,13 +223,16 @@ class RunStore(StoreBase):
         with self.engine.begin() as conn:
             conn.exec_driver_sql(PG_STEP_INSERT, pg_step_params(run_id, rows))
 
-    def step_appender(self, run_id: str) -> StepAppender:
+    def step_appender(
+        self, run_id: str, *, writer_after_rows: int | None = WRITER_AFTER_ROWS
+    ) -> StepAppender:
         """A bulk writer of a run's step rows, one transaction per batch (see ``store.bulk``).
 
-        On SQLite a batch's commit overlaps the building of the next; leaving the context
-        (or ``close``) waits until every batch is committed.
+        On SQLite a batch's commit overlaps the building of the next, and past
+        ``writer_after_rows`` rows (None: never) a SQLite file's batches go to a writer
+        process; leaving the context (or ``close``) waits until every batch is committed.
         """
-        return StepAppender(self, run_id)
+        return StepAppender(self, run_id, writer_after_rows=writer_after_rows)
 
     def delete_steps(self, run_id: str) -> None:
         """Remove a run's steps (before re-importing a partial import)."""
