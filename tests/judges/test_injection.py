@@ -199,3 +199,47 @@ def test_render_keeps_errors_and_marks_elisions() -> None:
     assert "[99]" in small.text and "[101]" in small.text  # the failing call and the next attempt
     assert "[0]" in small.text and "[199]" in small.text
     assert "[steps 3–98 omitted: 48 tool calls, 0 errors]" in small.text
+
+
+def test_true_or_text_as_a_score_is_re_asked_never_read_as_a_number() -> None:
+    # pydantic's lax mode would read `true` as 1 and "4" as 4
+    dims = ["design_inspection", "token_extraction", "component_architecture", "build_verification"]
+    answers = iter([True, "4", 4.0])
+
+    def lax(messages, info: AgentInfo) -> ModelResponse:
+        score = next(answers)
+        body = {"dimensions": [{"dimension_id": d, "evidence": "e", "score": score} for d in dims]}
+        return ModelResponse(parts=[ToolCallPart(info.output_tools[0].name, body)])
+
+    grade, calls = run_judge(lax, trajectory_for("r5"))
+    assert grade.status == GradeStatus.OK and len(calls) == 3  # 4.0 is the integer 4
+    assert set(grade.score_map().values()) == {4}
+    assert "must be a JSON number" in transcripts[-1]
+
+    def always_true(messages, info: AgentInfo) -> ModelResponse:
+        body = {"dimensions": [{"dimension_id": d, "evidence": "e", "score": True} for d in dims]}
+        return ModelResponse(parts=[ToolCallPart(info.output_tools[0].name, body)])
+
+    grade, calls = run_judge(always_true, trajectory_for("r6"))
+    assert grade.status == GradeStatus.PARSE_ERROR and len(calls) == 3
+    assert grade.scores == [] and grade.tier_score is None
+
+
+def test_every_number_a_model_answers_must_be_a_json_number() -> None:
+    import pytest
+    from pydantic import BaseModel, ValidationError
+
+    from lhbench.envs.content.chapter_rubrics import _Anchor
+    from lhbench.judges.failure_extract import ExtractedError
+    from lhbench.judges.verdict import VerdictAnswer
+
+    cases: list[tuple[type[BaseModel], dict[str, object], str]] = [
+        (VerdictAnswer, {"verdict": "PASS", "evidence": []}, "confidence"),
+        (ExtractedError, {"type": "build_error", "recovered": True}, "step"),
+        (_Anchor, {"text": "a chapter that …"}, "level"),
+    ]
+    for model, rest, field in cases:
+        assert getattr(model.model_validate({**rest, field: 1}), field) == 1
+        for bad in (True, False, "1", " 1 "):
+            with pytest.raises(ValidationError, match="must be a JSON number"):
+                model.model_validate({**rest, field: bad})

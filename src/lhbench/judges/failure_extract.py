@@ -11,6 +11,7 @@ from pydantic import BaseModel, Field
 from pydantic_ai import Agent
 from pydantic_ai.models import Model
 
+from lhbench.judges.output import JudgeInt
 from lhbench.judges.render import fence, render_trajectory
 from lhbench.schema import ErrorType, Trajectory
 
@@ -41,7 +42,7 @@ _SYSTEM = (
 class ExtractedError(BaseModel):
     """One error event as the model sees it."""
 
-    step: int = Field(ge=0)
+    step: JudgeInt = Field(ge=0)
     type: ErrorType
     recovered: bool
 

@@ -2,14 +2,34 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, BeforeValidator, Field
 from pydantic_ai import ModelRetry
 
 from lhbench.schema import Tier
 
-__all__ = ["DimensionAnswer", "PairwiseAnswer", "RubricAnswer", "check_rubric_answer"]
+__all__ = [
+    "DimensionAnswer",
+    "JudgeInt",
+    "JudgeNumber",
+    "PairwiseAnswer",
+    "RubricAnswer",
+    "check_rubric_answer",
+]
+
+
+def _json_number(value: Any) -> Any:
+    # pydantic's lax mode would read `true` as 1 and "5" as 5: a judge that answers so has
+    # not given a number, and its answer is re-asked (never stored as a score)
+    if isinstance(value, bool | str):
+        raise ValueError("must be a JSON number, not true/false or text")
+    return value
+
+
+# an integer (5.0 is 5) or a number a judge gives; true/false and numbers as text refused
+JudgeInt = Annotated[int, BeforeValidator(_json_number)]
+JudgeNumber = Annotated[float, BeforeValidator(_json_number)]
 
 
 class DimensionAnswer(BaseModel):
@@ -19,7 +39,7 @@ class DimensionAnswer(BaseModel):
     evidence: str = Field(
         description="What you observed that decided the level (cite steps/files)."
     )
-    score: int | None = Field(
+    score: JudgeInt | None = Field(
         description="The matched level on the dimension's scale; null if unscorable."
     )
     unscorable_reason: str | None = Field(

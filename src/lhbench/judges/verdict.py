@@ -27,6 +27,7 @@ from pydantic_ai.models import Model
 from pydantic_ai.usage import UsageLimits
 
 from lhbench.judges.base import VerdictItem, new_id, raw_output
+from lhbench.judges.output import JudgeNumber
 from lhbench.judges.prompts import task_text
 from lhbench.judges.render import fence, render_trajectory
 from lhbench.judges.structured import ask_structured
@@ -86,7 +87,7 @@ class VerdictAnswer(BaseModel):
 
     verdict: Literal["PASS", "FAIL"]
     evidence: list[str] = Field(description="What was checked and what was found.")
-    confidence: float = Field(ge=0, le=1, description="How sure (0–1).")
+    confidence: JudgeNumber = Field(ge=0, le=1, description="How sure (0–1).")
 
 
 VERDICT_OUTPUT = OutputSchema.of(VerdictAnswer, _OUTPUT_TOOL)

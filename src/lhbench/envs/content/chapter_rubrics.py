@@ -23,6 +23,7 @@ from pydantic_ai.models import Model
 
 from lhbench.envs.content.course import AnnotatedChapter
 from lhbench.errors import LhbenchError
+from lhbench.judges.output import JudgeInt
 from lhbench.schema import AuthorKind, Dimension, Rubric, Scale, Tier, TierKind
 
 __all__ = [
@@ -53,7 +54,7 @@ class SynthesisError(LhbenchError):
 
 
 class _Anchor(BaseModel):
-    level: int = Field(description="A level of the scale.")
+    level: JudgeInt = Field(description="A level of the scale.")
     text: str = Field(min_length=1, description="What a chapter at this level looks like.")
 
 
