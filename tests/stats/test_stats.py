@@ -137,6 +137,12 @@ def test_t_ci_matches_statsmodels_and_reference() -> None:
         assert t_ci(x, 0.9) == pytest.approx(DescrStatsW(x).tconfint_mean(alpha=0.1))
     assert all(math.isnan(v) for v in t_ci([0.7]))
     assert t_ci([0.5, 0.5, 0.5]) == (0.5, 0.5)
+    # a rate's interval clipped to [0, 1]; inside the bounds it is unchanged
+    wide = t_ci([0.2, 1.0])
+    assert wide[0] < 0 and wide[1] > 1
+    assert t_ci([0.2, 1.0], bounds=(0.0, 1.0)) == (0.0, 1.0)
+    assert t_ci([0.95, 1.0], bounds=(0.0, 1.0)) == (t_ci([0.95, 1.0])[0], 1.0)
+    assert t_ci([0.52, 0.55, 0.50], bounds=(0.0, 1.0)) == t_ci([0.52, 0.55, 0.50])
 
 
 def test_binary_metrics_reference_and_sklearn() -> None:

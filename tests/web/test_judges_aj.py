@@ -213,15 +213,16 @@ def test_page_numbers_equal_the_report_numbers(
             assert same(v, want[m]), (row, m)
             assert same(lo, want[f"{m}_ci_low"]) and same(hi, want[f"{m}_ci_high"]), (row, m)
     # one cell by hand: budget 20, search/wide. repeat 0: tp2 fp1 tn1 -> F1 .8;
-    # repeat 1: tp1 tn2 fn1 -> F1 2/3. Mean 73.3; t-CI half-width t(.975, 1)·s/√2
+    # repeat 1: tp1 tn2 fn1 -> F1 2/3. Mean 73.3; t-CI half-width t(.975, 1)·s/√2, clipped
     wide = next(r for r in got if (r["budget"], r["sub"]) == ("20", "wide"))
     f1s = [0.8, 2 / 3]
     half = sps.t.ppf(0.975, df=1) * abs(f1s[0] - f1s[1]) / math.sqrt(2) / math.sqrt(2)
     v, lo, hi, text = wide["cells"][0]
     assert float(v) == pytest.approx(100 * sum(f1s) / 2)
-    assert float(lo) == pytest.approx(100 * (sum(f1s) / 2 - half))
-    assert float(hi) == pytest.approx(100 * (sum(f1s) / 2 + half))
-    assert text.startswith("73.3") and f"{100 * (sum(f1s) / 2 - half):.1f}" in text
+    # the interval reaches past 0 and 100 (-11.4 to 158.0): clipped to what F1 can be
+    assert 100 * (sum(f1s) / 2 - half) < 0 and 100 * (sum(f1s) / 2 + half) > 100
+    assert (float(lo), float(hi)) == (0.0, 100.0)
+    assert text.startswith("73.3") and "0.0" in text and "100.0" in text
     assert wide["n"] == "8"
     # recall: repeat 0 1.0, repeat 1 .5 -> 75
     assert float(wide["cells"][2][0]) == pytest.approx(75)

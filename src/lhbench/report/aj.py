@@ -103,7 +103,7 @@ def aj_section(data: ReportData, *, confidence: float = 0.95) -> Section:
     main = Table(
         slug="aj_f1",
         title=f"F1 (%) by subdomain, mean over repeats; overall = mean of subdomain F1 "
-        f"(AJ-Bench) ± {int(confidence * 100)}% t-CI over repeats",
+        f"(AJ-Bench) ± {int(confidence * 100)}% t-CI over repeats (clipped to 0–100)",
         columns=[
             "judge model",
             "agentic",
@@ -145,7 +145,11 @@ def aj_section(data: ReportData, *, confidence: float = 0.95) -> Section:
                 per_repeat.append(macro_f1(here))
         present = {s: v for s, v in zip(subs, per_sub, strict=True) if not math.isnan(v)}
         overall = macro_f1(present) if present else math.nan
-        lo, hi = t_ci(per_repeat, confidence) if len(per_repeat) > 1 else (math.nan, math.nan)
+        lo, hi = (
+            t_ci(per_repeat, confidence, bounds=(0.0, 1.0))
+            if len(per_repeat) > 1
+            else (math.nan, math.nan)
+        )
         pooled = f1_runs(config, None)
         n = sum(1 for v, _, _ in rows if cfg(v) == config and v.verdict is not None)
         main.rows.append(

@@ -51,9 +51,9 @@ def _mean(xs: list[float]) -> float:
 
 
 def _ci(xs: list[float], confidence: float) -> tuple[float, float]:
-    """The t-interval over the repeats where the metric is defined."""
+    """The t-interval over the repeats where the metric is defined (clipped to 0–1)."""
     defined = [x for x in xs if not math.isnan(x)]
-    return t_ci(defined, confidence) if defined else (math.nan, math.nan)
+    return t_ci(defined, confidence, bounds=(0.0, 1.0)) if defined else (math.nan, math.nan)
 
 
 def aj_breakdown_section(data: ReportData, *, confidence: float = 0.95) -> Section:
@@ -77,7 +77,7 @@ def aj_breakdown_section(data: ReportData, *, confidence: float = 0.95) -> Secti
     table = Table(
         slug="aj_domains",
         title=f"F1, precision, recall, FPR, FNR (%) per domain and subdomain: mean over "
-        f"repeats, each ± {pct}% t-CI over repeats",
+        f"repeats, each ± {pct}% t-CI over repeats (clipped to 0–100)",
         columns=[
             "judge model",
             "agentic",

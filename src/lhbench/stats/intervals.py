@@ -110,10 +110,14 @@ def bootstrap_ci(
     return float(lo), float(hi)
 
 
-def t_ci(values: ArrayLike, confidence: float = 0.95) -> tuple[float, float]:
+def t_ci(
+    values: ArrayLike, confidence: float = 0.95, *, bounds: tuple[float, float] | None = None
+) -> tuple[float, float]:
     """Mean ± t-quantile · s/√n (s with ddof=1): AJ-Bench's CI over repeated runs.
 
-    Returns (NaN, NaN) for a single value, where the interval is undefined.
+    Returns (NaN, NaN) for a single value, where the interval is undefined. ``bounds``
+    clips the interval to the range the statistic can take (a rate's ``(0, 1)``): with few
+    repeats the symmetric interval can reach past it.
     """
     x = _as_1d(values)
     if x.size < 2:
@@ -123,6 +127,8 @@ def t_ci(values: ArrayLike, confidence: float = 0.95) -> tuple[float, float]:
     if sem == 0.0:
         return mean, mean
     lo, hi = sps.t.interval(confidence, df=x.size - 1, loc=mean, scale=sem)
+    if bounds is not None:
+        lo, hi = max(float(lo), bounds[0]), min(float(hi), bounds[1])
     return float(lo), float(hi)
 
 
