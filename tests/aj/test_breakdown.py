@@ -104,8 +104,9 @@ def test_domain_and_subdomain_rows_match_hand_computed_values() -> None:
     assert wide[col["fnr"]] == pytest.approx(25)
     sem = abs(f1s[0] - f1s[1]) / math.sqrt(2) / math.sqrt(2)
     half = sps.t.ppf(0.975, df=1) * sem
-    assert wide[col["f1_ci_low"]] == pytest.approx(100 * (sum(f1s) / 2 - half))
-    assert wide[col["f1_ci_high"]] == pytest.approx(100 * (sum(f1s) / 2 + half))
+    # 73.3 ± 84.7 reaches past both ends: an F1 interval is clipped to 0-100
+    assert sum(f1s) / 2 - half < 0 and sum(f1s) / 2 + half > 1
+    assert (wide[col["f1_ci_low"]], wide[col["f1_ci_high"]]) == (0.0, 100.0)
     assert wide[col["repeats"]] == 2 and wide[col["n"]] == 8
     # the search domain pooled per repeat: rep0 tp3 fp2 -> 6/8; rep1 tp2 fn1 -> 4/5
     dom = rows[(20, "search", "(domain)")]
@@ -114,19 +115,23 @@ def test_domain_and_subdomain_rows_match_hand_computed_values() -> None:
     assert math.isnan(rows[(5, "search", "wide")][col["f1_ci_low"]])  # one repeat: no CI
 
 
-def test_failure_modes_per_subdomain() -> None:
-    t, col = table(aj_breakdown_section(data()), "aj_failure_modes_by_subdomain")
-    rows = {r[col["subdomain"]]: r for r in t.rows}
-    # wide: r3 (rule cannot tell: untagged), r2 rep1 (reviewer: c), r1 and r2 at budget 5 (a)
-    assert [rows["wide"][col[m]] for m in ("(a)", "(b)", "(c)", "(d)", "untagged")] == [
-        50,
-        0,
-        25,
-        0,
-        25,
-    ]
-    assert rows["deep"][col["(b)"]] == 100  # tools, but none that read the web
-    assert rows["filesystem"][col["(a)"]] == 100  # no tool at all
+def test_failure_modes_per_subdomain_and_judge_configuration() -> None:
+    sec = aj_breakdown_section(data())
+    t, col = table(sec, "aj_failure_modes_by_subdomain")
+    rows = {(r[col["judge settings"]], r[col["subdomain"]]): r for r in t.rows}
+    b20 = "tool_budget=20, tool_set=state+trajectory"
+    b5 = "tool_budget=5, tool_set=state"
+    assert {k[0] for k in rows} == {b20, b5}  # two configurations of m, never pooled
+    modes = ("(a)", "(b)", "(c)", "(d)", "untagged")
+    # wide at budget 20: r3 (rule cannot tell: untagged), r2 rep1 (reviewer: c)
+    assert [rows[(b20, "wide")][col[m]] for m in modes] == [0, 0, 50, 0, 50]
+    # wide at budget 5: r1 and r2 called no tool (a)
+    assert [rows[(b5, "wide")][col[m]] for m in modes] == [100, 0, 0, 0, 0]
+    assert rows[(b20, "deep")][col["(b)"]] == 100  # tools, but none that read the web
+    assert rows[(b20, "filesystem")][col["(a)"]] == 100  # no tool at all
+    counts, ccol = table(sec, "aj_failure_mode_counts")
+    by = {r[ccol["judge settings"]]: [r[ccol[m]] for m in modes] for r in counts.rows}
+    assert by == {b20: [1, 1, 1, 0, 1], b5: [2, 0, 0, 0, 0]}
 
 
 def test_turn_budget_ablation() -> None:

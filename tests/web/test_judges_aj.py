@@ -277,16 +277,17 @@ def test_page_numbers_equal_the_report_numbers(
                 except ValueError:
                     assert cell == value, slug
     counts = read_csv(files.directory / "aj_failure_mode_counts.csv")
-    m_counts = next(r for r in counts if r["judge model"] == "m")
-    # wrong agent verdicts of m: r3 (rule can't tell), r6 (b), r10 (a), r2 rep1 (c),
-    # r1 and r2 at budget 5 (a)
-    assert [m_counts[k] for k in ("(a)", "(b)", "(c)", "(d)", "untagged")] == [
-        "3",
-        "1",
-        "1",
-        "0",
-        "1",
-    ]
+    m_counts = {
+        r["judge settings"]: [r[k] for k in ("(a)", "(b)", "(c)", "(d)", "untagged")]
+        for r in counts
+        if r["judge model"] == "m"
+    }
+    # wrong agent verdicts of m, one row per configuration: at budget 20 r3 (rule can't
+    # tell), r6 (b), r10 (a), r2 rep1 (c); at budget 5 r1 and r2 (a)
+    assert len(m_counts) == 2
+    b20 = next(k for k in m_counts if "tool_budget=20" in k)
+    b5 = next(k for k in m_counts if "tool_budget=5" in k)
+    assert m_counts[b20] == ["1", "1", "1", "0", "1"] and m_counts[b5] == ["2", "0", "0", "0", "0"]
     modality = read_csv(files.directory / "aj_ablation_modality.csv")
     assert {r["modality"] for r in modality} == {"screenshot", EVIL_MODALITY}
     SHOTS.mkdir(parents=True, exist_ok=True)

@@ -134,31 +134,60 @@ def aj_breakdown_section(data: ReportData, *, confidence: float = 0.95) -> Secti
     modes = Table(
         slug="aj_failure_modes_by_subdomain",
         title="Failure modes of wrong agent verdicts per subdomain (share %, AJ-Bench A.7)",
-        columns=["judge model", "domain", "subdomain", "(a)", "(b)", "(c)", "(d)", "untagged", "n"],
+        columns=[
+            "judge model",
+            "judge settings",
+            "domain",
+            "subdomain",
+            "(a)",
+            "(b)",
+            "(c)",
+            "(d)",
+            "untagged",
+            "n",
+        ],
         digits=1,
-        notes=["(a)/(b) are tagged by rule where no reviewer tag is stored; (c)/(d) by review."],
+        notes=[
+            "(a)/(b) are tagged by rule where no reviewer tag is stored; (c)/(d) by review. "
+            "One row per judge configuration (a model's verdicts under different settings "
+            "are never pooled)."
+        ],
     )
-    wrong: dict[tuple[str, str, str], list[str]] = defaultdict(list)
+    # per judge configuration: a model under two tool budgets fails in different ways
+    wrong: dict[tuple[str, str, str, str], list[str]] = defaultdict(list)
     for v, lab, domain, sub, kind in rows:
         if v.judge.kind.value == "agent" and (v.verdict == "PASS") != lab:
-            wrong[(v.judge.model, domain, sub)].append(failure_mode(v, lab, kind) or "?")
+            key = (v.judge.model, judge_config(v)[2], domain, sub)
+            wrong[key].append(failure_mode(v, lab, kind) or "?")
     counts = Table(
         slug="aj_failure_mode_counts",
         title="Failure modes of wrong agent verdicts (count, AJ-Bench A.7)",
-        columns=["judge model", "(a)", "(b)", "(c)", "(d)", "untagged", "wrong verdicts"],
+        columns=[
+            "judge model",
+            "judge settings",
+            "(a)",
+            "(b)",
+            "(c)",
+            "(d)",
+            "untagged",
+            "wrong verdicts",
+        ],
         notes=[
             "(a) called no tool; (b) no tool that reads the environment's final state; "
             "(c) misread tool output; (d) wrong reasoning. (a)/(b) by rule where no reviewer "
-            "tag is stored, (c)/(d) by review (`lhbench aj tag`)."
+            "tag is stored, (c)/(d) by review (`lhbench aj tag`). One row per judge "
+            "configuration."
         ],
     )
-    by_model: dict[str, list[str]] = defaultdict(list)
-    for (model, domain, sub), ms in sorted(wrong.items()):
+    by_config: dict[tuple[str, str], list[str]] = defaultdict(list)
+    for (model, setting, domain, sub), ms in sorted(wrong.items()):
         share = [100 * ms.count(m) / len(ms) for m in ("a", "b", "c", "d", "?")]
-        modes.rows.append([model, domain, sub, *share, len(ms)])
-        by_model[model].extend(ms)
-    for model, ms in sorted(by_model.items()):
-        counts.rows.append([model, *[ms.count(m) for m in ("a", "b", "c", "d", "?")], len(ms)])
+        modes.rows.append([model, setting, domain, sub, *share, len(ms)])
+        by_config[(model, setting)].extend(ms)
+    for (model, setting), ms in sorted(by_config.items()):
+        counts.rows.append(
+            [model, setting, *[ms.count(m) for m in ("a", "b", "c", "d", "?")], len(ms)]
+        )
     if modes.rows:
         sec.tables.extend([counts, modes])
 
