@@ -153,3 +153,25 @@ def test_tool_set_ablation() -> None:
     subs = [(0.8 + 2 / 3) / 2, (2 / 3 + 1) / 2, (0.8 + 1) / 2]
     assert rows["state+trajectory"][col["overall"]] == pytest.approx(100 * sum(subs) / 3)
     assert [rows[k][col["n"]] for k in ("none", "state", "state+trajectory")] == [4, 4, 20]
+
+
+def test_no_improvement_row_without_one_llm_judge_to_subtract_and_it_says_so() -> None:
+    from lhbench.report.aj import aj_section
+
+    base = data()
+    t, col = table(aj_section(base), "aj_f1")
+    assert any(r[col["agentic"]] == "improvement" for r in t.rows)  # one LLM config of m
+    second = [
+        Verdict(id=f"llm2-{r}", run_id=r, verdict="FAIL", key=f"llm2-{r}-key",
+                judge=JudgeIdentity(kind=JudgeKind.LLM, model="m", settings={"prompt": "v2"}))
+        for r in ("r1", "r2", "r3", "r4")
+    ]  # fmt: skip
+    two = ReportData.build(
+        list(base.runs.values()),
+        verdicts=[*base.verdicts, *second],
+        labels=base.labels,
+        tasks=[(pack, task) for (pack, _), task in base.tasks.items()],
+    )
+    t, col = table(aj_section(two), "aj_f1")
+    assert not any(r[col["agentic"]] == "improvement" for r in t.rows)
+    assert any("No improvement row for m" in n and "2 settings" in n for n in t.notes)

@@ -170,7 +170,13 @@ def aj_section(data: ReportData, *, confidence: float = 0.95) -> Section:
     # agent minus LLM judge of the same model, when the model has one LLM configuration
     for model in sorted({m for m, _, _ in configs}):
         llm = [c for c in configs if c[:2] == (model, "llm")]
-        for agent in (c for c in configs if c[:2] == (model, "agent")) if len(llm) == 1 else ():
+        agents = [c for c in configs if c[:2] == (model, "agent")]
+        if agents and len(llm) > 1:
+            main.notes.append(
+                f"No improvement row for {model}: its LLM-judge verdicts were made under "
+                f"{len(llm)} settings, so there is no one LLM judge to subtract."
+            )
+        for agent in agents if len(llm) == 1 else ():
             diff = [a - b for a, b in zip(f1_means[agent], f1_means[llm[0]], strict=True)]
             main.rows.append([model, "improvement", agent[2], *diff, None, None, None, None, None])
     sec.tables.append(main)
