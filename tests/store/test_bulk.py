@@ -299,3 +299,30 @@ def test_a_killed_writer_is_raised_and_what_it_committed_stays_a_prefix(tmp_path
         out.close(raise_errors=False)
         got = [r[0] for r in _stored(store, "bulk")]
         assert got == list(range(len(got))) and len(got) % 500 == 0 and len(got) < 3000
+
+
+def test_a_failed_background_commit_is_a_batch_write_error_and_stops_the_appender(
+    tmp_path: Any,
+) -> None:
+    import sqlite3
+    from concurrent.futures import Future
+
+    from lhbench.store.bulk import BatchWriteError
+
+    rows = _rows(300)
+    with _file_store(tmp_path) as store:
+        store.save_run(make_run("bulk"))
+        out = store.step_appender("bulk", writer_after_rows=None)
+        out.append(rows[:100])
+        out._wait()
+        lost: Future[None] = Future()  # the commit of a batch, failed on the commit thread
+        lost.set_exception(sqlite3.OperationalError("disk I/O error"))
+        out._pending = lost
+        assert out.failure is None
+        with pytest.raises(BatchWriteError, match="disk I/O error"):
+            out.append(rows[100:200])
+        assert out.failure is not None and "disk I/O error" in out.failure
+        with pytest.raises(BatchWriteError):  # nothing is taken after the lost batch
+            out.append(rows[200:])
+        out.close()
+        assert [r[0] for r in _stored(store, "bulk")] == list(range(100))

@@ -38,7 +38,7 @@ from lhbench.jobs.packs import LoadedPack
 from lhbench.jobs.runner import Assessment, Unit
 from lhbench.schema import Run, RunStatus
 from lhbench.store import ResultState, Store
-from lhbench.store.bulk import BatchWriteError
+from lhbench.store.bulk import BatchWriteError, StepAppender
 
 __all__ = ["ImportJob", "ImportResult", "collect_files", "file_digest", "file_identity"]
 
@@ -295,6 +295,7 @@ class ImportJob:
         self.store.delete_steps(run_id)
         problems_before = ctx.problems
         batch: list[Any] = []
+        out: StepAppender | None = None
         try:
             # every batch its own transaction; on leaving, all of them are committed
             with self.store.step_appender(run_id) as out, _bulk():
@@ -321,12 +322,16 @@ class ImportJob:
             finals[run_id] = final
         except Exception as exc:
             # never left `running`: the run keeps what was read and says why its import stopped
-            if batch and not isinstance(exc, BatchWriteError):
+            lost = out.failure if out is not None else None
+            reason = f"import stopped: {exc}"
+            if lost is None and batch:
                 # the rows read before the reader stopped (after a failed batch they would
                 # leave a gap: the stored steps stay a prefix of the transcript)
                 with contextlib.suppress(Exception):
                     self.store.append_step_rows(run_id, batch)
-            reason = _scrub(f"import stopped: {exc}"[:2000])
+            elif lost is not None and not isinstance(exc, BatchWriteError):
+                reason += f"; and {lost}"  # both: what stopped the read, what was not stored
+            reason = _scrub(reason[:2000])
             self.store.save_run(
                 run.model_copy(update={"status": RunStatus.FAILED, "error": reason})
             )

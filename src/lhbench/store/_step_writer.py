@@ -19,12 +19,15 @@ The pipe is the parent's own: nothing else writes to it.
 from __future__ import annotations
 
 import gc
+import os
 import pickle
 import queue
+import signal
 import sqlite3
 import struct
 import sys
 import threading
+import urllib.parse
 from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime
 from typing import IO, Any, cast
@@ -38,7 +41,7 @@ __all__ = [
 ]
 
 _LEN = struct.Struct("<Q")
-_MAX_FRAME = 1 << 31  # a frame longer than this is not one the parent wrote
+_MAX_FRAME = 1 << 40  # a frame longer than this is not one the parent wrote
 _QUEUED = 2  # batches read ahead of the insert (each a few MiB)
 _CHECKPOINT_EVERY = 5  # commits between passive checkpoints (~25 000 rows)
 _CACHE_KIB = 16384  # a batch's pages stay in memory until its commit writes them
@@ -132,7 +135,8 @@ def _reader(f: IO[bytes], q: queue.Queue[bytes | BaseException | None]) -> None:
 
 def _checkpoint(db: str, wake: threading.Event, stop: threading.Event) -> None:
     # copies what is committed into the database file without blocking the writer
-    conn = sqlite3.connect(db, timeout=30, isolation_level=None, check_same_thread=False)
+    uri = "file:" + urllib.parse.quote(db) + "?mode=rw"
+    conn = sqlite3.connect(uri, uri=True, timeout=30, isolation_level=None, check_same_thread=False)
     try:
         while True:
             wake.wait()
@@ -156,7 +160,9 @@ def main() -> int:
         return 0
     head = pickle.loads(first)
     db, sql, run_id, ts_index = head["db"], head["sql"], head["run_id"], head["ts_index"]
-    conn = sqlite3.connect(db, timeout=30, isolation_level=None)
+    # mode=rw: a file that is not there is an error, never a new empty database
+    uri = "file:" + urllib.parse.quote(db) + "?mode=rw"
+    conn = sqlite3.connect(uri, uri=True, timeout=30, isolation_level=None)
     conn.execute("PRAGMA foreign_keys=ON")
     conn.execute("PRAGMA synchronous=NORMAL")
     conn.execute("PRAGMA wal_autocheckpoint=0")  # checkpoints run on their own thread
@@ -195,9 +201,14 @@ def main() -> int:
 
 
 if __name__ == "__main__":
+    # Ctrl-C reaches the whole process group: the parent decides; the writer stops at EOF
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
-        sys.exit(main())
-    except Exception as exc:
+        code = main()
+    except BaseException as exc:
         # the parent reports this line as the batch's failure
         print(f"{type(exc).__name__}: {exc}", file=sys.stderr, flush=True)
-        sys.exit(1)
+        code = 1
+    # no interpreter shutdown: the reader thread may be blocked in stdin.read() holding its
+    # buffer's lock, and finalizing would abort ("Fatal Python error: _enter_buffered_busy")
+    os._exit(code)

@@ -27,12 +27,12 @@ dies, the writer commits the batches it received whole and stops.
 from __future__ import annotations
 
 import contextlib
+import os
 import subprocess
 import sys
 import tempfile
 from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Self
 
 from lhbench.errors import StoreError
@@ -84,7 +84,8 @@ class StepAppender:
         self.writer_batches = 0  # batches handed to the writer process
         # the writer process (None: not started), its stderr, and the file it writes to
         self._writer_after = writer_after_rows
-        self._db = _sqlite_file(store) if self._sqlite and writer_after_rows is not None else None
+        # whether a writer may be started: a SQLite file that another process can open
+        self._may_write = self._sqlite and writer_after_rows is not None and _plain_file(store)
         self._proc: subprocess.Popen[bytes] | None = None
         self._proc_err: IO[bytes] | None = None
         self._broken: str | None = None
@@ -105,7 +106,7 @@ class StepAppender:
             self._store.append_step_rows(self._run_id, rows)
             self.rows += len(rows)
             return
-        if self._proc is None and self._db is not None and self.rows >= (self._writer_after or 0):
+        if self._proc is None and self._may_write and self.rows >= (self._writer_after or 0):
             self._start_writer()
         if self._proc is not None:
             self._send(rows)
@@ -136,11 +137,26 @@ class StepAppender:
 
     def _start_writer(self) -> None:
         self._wait()  # the batches committed in-process come first
+        self._may_write = False  # once: a writer that cannot start is not tried again
+        if self._conn is None:
+            self._open()
+        # the file this connection has open (a relative path was resolved when it opened)
+        db = next(
+            (
+                path
+                for _seq, name, path in self._conn.driver_connection.execute("PRAGMA database_list")
+                if name == "main"
+            ),
+            "",
+        )
+        script = _step_writer.__file__
+        if not db or not script or not os.path.isfile(script):
+            return  # in-memory, or the package is not on disk as files (a zipapp): in-process
         # its stderr goes to a file, not a pipe, which could fill up; closed in _stop_writer
         self._proc_err = tempfile.TemporaryFile()  # noqa: SIM115
         try:
             self._proc = subprocess.Popen(
-                [sys.executable, "-I", "-S", _step_writer.__file__],
+                [sys.executable, "-I", "-S", script],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.DEVNULL,
                 stderr=self._proc_err,
@@ -148,10 +164,9 @@ class StepAppender:
         except OSError:  # no interpreter to start (an embedded Python): stay in-process
             self._proc_err.close()
             self._proc_err = None
-            self._db = None
             return
         header = {
-            "db": self._db,
+            "db": db,
             "sql": SQLITE_STEP_INSERT,
             "run_id": self._run_id,
             "ts_index": TS_INDEX,
@@ -169,12 +184,12 @@ class StepAppender:
             self._fail(self._stop_writer() or "the writer process stopped")
         self.rows += len(obj) if rows is None else rows
 
-    def _fail(self, reason: str) -> None:
+    def _fail(self, reason: str, cause: BaseException | None = None) -> None:
         self._broken = (
             f"storing the steps of run {self._run_id!r} failed: {reason}; "
             "the batches appended after the failed one were not stored"
         )
-        raise BatchWriteError(self._broken)
+        raise BatchWriteError(self._broken) from cause
 
     def _stop_writer(self) -> str | None:
         """End the writer's stream, wait for it; its error, if it failed."""
@@ -221,10 +236,18 @@ class StepAppender:
         raw = self._ckpt_conn.driver_connection
         self._ckpt = self._ckpt_pool.submit(_passive_checkpoint, raw)
 
+    @property
+    def failure(self) -> str | None:
+        """Why a batch was not stored (None while every batch was): nothing after it was."""
+        return self._broken
+
     def _wait(self) -> None:
         pending, self._pending = self._pending, None
         if pending is not None:
-            pending.result()  # a failed commit is raised here
+            try:
+                pending.result()
+            except Exception as exc:  # a failed commit: that batch is lost, and the next
+                self._fail(f"{type(exc).__name__}: {exc}", exc)
 
     def close(self, *, raise_errors: bool = True) -> None:
         """Wait for the last commit and give the connection back (raising a failed commit)."""
@@ -273,13 +296,11 @@ def _in_memory(store: RunStore) -> bool:
     return url.database in (None, "", ":memory:") or url.query.get("mode") == "memory"
 
 
-def _sqlite_file(store: RunStore) -> str | None:
-    """The path of a store's SQLite file, None when another process cannot open it as one."""
+def _plain_file(store: RunStore) -> bool:
+    """Whether the store is a SQLite file another process can open by its path alone."""
     url = store.engine.url
     db = url.database
-    if not db or db == ":memory:" or db.startswith("file:") or url.query:
-        return None
-    return str(Path(db).resolve())
+    return bool(db) and db != ":memory:" and not (db or "").startswith("file:") and not url.query
 
 
 def _passive_checkpoint(raw: Any) -> Any:
