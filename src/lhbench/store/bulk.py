@@ -110,6 +110,7 @@ class StepAppender:
             self._start_writer()
         if self._proc is not None:
             self._send(rows)
+            self.rows += len(rows)
             self.writer_batches += 1
             return
         params = sqlite_step_params(self._run_id, rows)  # built while the last commit runs
@@ -171,18 +172,17 @@ class StepAppender:
             "run_id": self._run_id,
             "ts_index": TS_INDEX,
         }
-        self._send(header, rows=0)
+        self._send(header)
 
-    def _send(self, obj: Any, rows: int | None = None) -> None:
+    def _send(self, obj: Any) -> None:
         proc = self._proc
         assert proc is not None and proc.stdin is not None
         try:
             _step_writer.write_frame(proc.stdin, obj)
-        except (BrokenPipeError, OSError):
+        except OSError:  # a broken pipe: the writer has stopped
             self._fail(self._stop_writer() or "the writer process stopped")
         if proc.poll() is not None:  # it stopped on an earlier batch
             self._fail(self._stop_writer() or "the writer process stopped")
-        self.rows += len(obj) if rows is None else rows
 
     def _fail(self, reason: str, cause: BaseException | None = None) -> None:
         self._broken = (
