@@ -182,3 +182,85 @@ def test_tables_11_and_12_arithmetic() -> None:
     t = type_table(e for _, _, tr in runs for e in error_events(tr))
     assert [(r.type, r.count, r.recovered) for r in t] == [(ErrorType.TOOL_CALL_FAILURE, 8, 4)]
     assert t[0].rate == 0.5
+
+
+def _call(i: int, command: str, call_id: str | None) -> Step:
+    return Step(
+        index=i,
+        role=Role.ASSISTANT,
+        kind=StepKind.TOOL_CALL,
+        tool_name="Bash",
+        tool_call_id=call_id,
+        tool_input={"command": command},
+    )
+
+
+def _result(
+    i: int, call_id: str | None, output: str, *, is_error: bool = False, exit_code: int = 0
+) -> Step:
+    return Step(
+        index=i,
+        role=Role.TOOL,
+        kind=StepKind.TOOL_RESULT,
+        tool_name="Bash",
+        tool_call_id=call_id,
+        tool_output=output,
+        is_error=is_error,
+        exit_code=exit_code,
+    )
+
+
+def test_a_retry_that_also_fails_by_exit_code_is_not_a_recovery() -> None:
+    # LH-Bench Tables 11/12: recovered = the agent self-corrected. The CLI reports the
+    # build's failure only by its exit code (no error flag): the retry failed too.
+    traj = Trajectory(
+        run_id="r",
+        steps=[
+            _call(0, "npm run build", "c1"),
+            _result(1, "c1", "Build failed: 3 errors", exit_code=1),
+            _call(2, "npm run build", "c2"),
+            _result(3, "c2", "Build failed: 3 errors", exit_code=2),
+        ],
+    )
+    events = error_events(traj)
+    assert [(e.step, e.operation, e.recovered) for e in events] == [
+        (1, "build", False),
+        (3, "build", False),
+    ]
+    [row] = agent_table([("A", make_run("r"), traj)])
+    assert (row.errors, row.recovered, row.failed_tool_calls) == (2, 0, 2)
+    assert [(r.count, r.recovered) for r in type_table(events)] == [(2, 0)]
+    # a later build that exits 0 is the recovery of both
+    fixed = Trajectory(
+        run_id="r",
+        steps=[
+            *traj.steps,
+            _call(4, "npm run build", "c3"),
+            _result(5, "c3", "built", exit_code=0),
+        ],
+    )
+    assert [(e.step, e.recovered_at) for e in error_events(fixed)] == [(1, 5), (3, 5)]
+
+
+def test_tool_calls_without_ids_are_counted_and_paired_in_order() -> None:
+    # a transcript format with no call ids: every call is one call, and each result is
+    # the answer to the oldest call still waiting (not to whichever id-less call came last)
+    traj = Trajectory(
+        run_id="r",
+        steps=[
+            _call(0, "pytest -q", None),
+            _result(1, None, "1 failed", is_error=True, exit_code=1),
+            _call(2, "ls", None),
+            _result(3, None, "a b"),
+            _call(4, "pytest -q", None),
+            _call(5, "cat notes.md", None),
+            _result(6, None, "2 passed"),
+            _result(7, None, "notes"),
+        ],
+    )
+    [ev] = error_events(traj)
+    # recovered by the second pytest run (step 6), not by 'ls' succeeding (step 3)
+    assert (ev.operation, ev.recovered_at) == ("cmd:pytest -q", 6)
+    [row] = agent_table([("A", make_run("r"), traj)])
+    assert (row.tool_calls, row.failed_tool_calls) == (4, 1)
+    assert row.failure_rate == 1 / 4

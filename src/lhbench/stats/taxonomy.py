@@ -7,15 +7,21 @@ resolution errors, ``.git/index.lock``, permission denials, MCP timeouts, …).
 
 An error counts as recovered when a later step of the same run succeeds at the same
 operation: the same tool on the same target, the same command, or the build or preview
-that failed. Errors with no operation (an API error, a harness error) count as recovered
-when the run goes on to complete a tool call successfully afterwards.
+that failed (LH-Bench: the agent self-corrected). Errors with no operation (an API error, a
+harness error) count as recovered when the run goes on to complete a tool call successfully
+afterwards. A tool result fails by any of its signals: the error flag, a non-zero exit code,
+or a design/preview tool's error payload; a retry that fails by any of them is not a recovery.
+
+A tool result is paired with its call by id; a result without an id with the oldest earlier
+call without an id that has no result yet (results come back in call order), so calls
+without ids neither collapse into one nor borrow another call's input.
 """
 
 from __future__ import annotations
 
 import re
 import shlex
-from collections import Counter, defaultdict
+from collections import Counter, defaultdict, deque
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -34,7 +40,9 @@ __all__ = [
     "classify_text",
     "error_events",
     "extraction_agreement",
+    "failed_result",
     "figma_api_errors",
+    "result_calls",
     "soft_failure",
     "type_table",
 ]
@@ -184,6 +192,39 @@ def soft_failure(tool_name: str | None, output: str | None) -> bool:
     )
 
 
+def failed_result(step: Step, tool_name: str | None = None) -> bool:
+    """Whether a tool result failed: its error flag, a non-zero exit code, or an error payload."""
+    return (
+        step.is_error
+        or step.exit_code not in (None, 0)
+        or soft_failure(tool_name or step.tool_name, step.tool_output)
+    )
+
+
+def result_calls(steps: Sequence[Step]) -> dict[int, Step]:
+    """Position of each tool result in ``steps`` -> the call it answers (when one is found).
+
+    By id when the result has one (the latest earlier call with that id); otherwise the
+    oldest earlier id-less call still waiting for its result.
+    """
+    by_id: dict[str, Step] = {}
+    waiting: deque[Step] = deque()
+    out: dict[int, Step] = {}
+    for i, s in enumerate(steps):
+        if s.kind == StepKind.TOOL_CALL:
+            if s.tool_call_id:
+                by_id[s.tool_call_id] = s
+            else:
+                waiting.append(s)
+        elif s.kind == StepKind.TOOL_RESULT:
+            call = by_id.get(s.tool_call_id) if s.tool_call_id else None
+            if call is None and not s.tool_call_id and waiting:
+                call = waiting.popleft()
+            if call is not None:
+                out[i] = call
+    return out
+
+
 def figma_api_errors(events: Iterable[ErrorEvent]) -> list[ErrorEvent]:
     """The events that are Figma REST errors (429s, 404s, 403s, ...) seen by design tools."""
     return [e for e in events if FIGMA_API_ERROR.search(e.evidence)]
@@ -249,39 +290,30 @@ class ErrorEvent:
 def error_events(trajectory: Trajectory) -> list[ErrorEvent]:
     """Every error event of a trajectory, classified, with its recovery (if any)."""
     steps = trajectory.steps
-    calls: dict[str, Step] = {
-        s.tool_call_id: s for s in steps if s.kind == StepKind.TOOL_CALL and s.tool_call_id
-    }
+    calls = result_calls(steps)
     ops: list[tuple[str | None, bool]] = []  # per step: operation key, success
-    for s in steps:
+    for i, s in enumerate(steps):
         if s.kind == StepKind.TOOL_RESULT:
-            call = calls.get(s.tool_call_id or "")
+            call = calls.get(i)
             name = s.tool_name or (call.tool_name if call else None)
             ops.append(
                 (
                     operation_key(name, call.tool_input if call else None),
-                    not s.is_error and not soft_failure(name, s.tool_output),
+                    not failed_result(s, name),
                 )
             )
         else:
             ops.append((None, False))
     events = []
     for i, s in enumerate(steps):
-        failed_result = s.kind == StepKind.TOOL_RESULT and (
-            s.is_error
-            or (s.exit_code not in (None, 0))
-            or soft_failure(
-                s.tool_name or calls.get(s.tool_call_id or "", s).tool_name, s.tool_output
-            )
-        )
+        call = calls.get(i) if s.kind == StepKind.TOOL_RESULT else None
+        tool_name = s.tool_name or (call.tool_name if call else None)
         if not (
-            failed_result
+            (s.kind == StepKind.TOOL_RESULT and not ops[i][1])
             or (s.kind == StepKind.ERROR and s.is_error)
             or (s.kind == StepKind.HOOK and s.is_error)
         ):
             continue
-        call = calls.get(s.tool_call_id or "") if s.kind == StepKind.TOOL_RESULT else None
-        tool_name = s.tool_name or (call.tool_name if call else None)
         tool_input = call.tool_input if call else None
         evidence = "\n".join(x for x in (s.content, s.tool_output) if x)
         etype = classify_text(evidence, tool_name=tool_name, tool_input=tool_input)
@@ -359,26 +391,22 @@ def agent_table(runs: Sequence[tuple[str, Run, Trajectory]]) -> list[AgentFailur
     for group, _run, traj in runs:
         a = acc[group]
         events = error_events(traj)
-        calls = {s.tool_call_id: s for s in traj.steps if s.kind == StepKind.TOOL_CALL}
-        results = [s for s in traj.steps if s.kind == StepKind.TOOL_RESULT]
+        calls = result_calls(traj.steps)
         a[0] += 1
         a[1] += len(events)
         a[2] += sum(e.recovered for e in events)
-        a[3] += sum(
-            1
-            for s in results
-            if s.is_error
-            or s.exit_code not in (None, 0)
-            or soft_failure(s.tool_name, s.tool_output)
-        )
-        a[4] += len(calls)
-        ops = [
-            operation_key(
-                s.tool_name, calls[s.tool_call_id].tool_input if s.tool_call_id in calls else None
-            )
-            for s in results
-            if not s.is_error and not soft_failure(s.tool_name, s.tool_output)
-        ]
+        ops = []
+        for i, s in enumerate(traj.steps):
+            if s.kind != StepKind.TOOL_RESULT:
+                continue
+            call = calls.get(i)
+            name = s.tool_name or (call.tool_name if call else None)
+            if failed_result(s, name):
+                a[3] += 1
+            else:
+                ops.append(operation_key(name, call.tool_input if call else None))
+        # every call counts, with or without an id
+        a[4] += sum(1 for s in traj.steps if s.kind == StepKind.TOOL_CALL)
         a[5] += "preview" in ops
         a[6] += "deploy" in ops
     return [AgentFailureRow(g, *v) for g, v in sorted(acc.items())]
