@@ -32,7 +32,9 @@ def failures_section(data: ReportData, by: Sequence[str]) -> Section:
         digits=1,
         notes=[
             "Recovered: a later step of the same run succeeded at the same operation (same "
-            "tool and target, same command, or the build/preview that failed)."
+            "tool and target, same command, or the build/preview that failed); succeeded: no "
+            "error flag, exit code 0 or none, no error payload, so a retry that failed again "
+            "is not a recovery. n: error events."
         ],
     )
     rows = type_table(events)
@@ -56,6 +58,11 @@ def failures_section(data: ReportData, by: Sequence[str]) -> Section:
             "tool calls",
         ],
         digits=1,
+        notes=[
+            "tool calls: every tool call of the group's runs (with or without a call id); "
+            "failed: tool results with an error flag, a non-zero exit code or an error "
+            "payload; recovery % = recovered errors / errors (as in the taxonomy table)."
+        ],
     )
     for a in agent_table(loaded):
         agents.rows.append(
