@@ -13,7 +13,7 @@ from typing import Literal, cast
 
 from lhbench.report.data import ReportData, group_label
 from lhbench.report.tables import Cell, Section, Table
-from lhbench.schema import JudgeKind
+from lhbench.schema import JudgeKind, PreferenceVote
 from lhbench.stats import (
     EloResult,
     bradley_terry_elo,
@@ -46,17 +46,38 @@ def _vote_groups(data: ReportData, by: Sequence[str]) -> list[tuple[str, str, st
     return out
 
 
+def _elo_votes(data: ReportData, by: Sequence[str]) -> list[tuple[PreferenceVote, str, str]]:
+    """The human votes Elo rates: both runs known, in two different groups, with a winner.
+
+    Position bias, cycles, winner quality and pass rates are read from this same set, so
+    every figure of the section is about the same votes (and says how many).
+    """
+    out = []
+    for v in data.votes:
+        if v.rater_kind != JudgeKind.HUMAN or v.winner is None:
+            continue
+        ra, rb = data.runs.get(v.run_a), data.runs.get(v.run_b)
+        if ra is None or rb is None:
+            continue
+        ga, gb = group_label(ra, by), group_label(rb, by)
+        if ga != gb:
+            out.append((v, ga, gb))
+    return out
+
+
 def arena_section(
     data: ReportData, by: Sequence[str], *, seed: int = 0
 ) -> tuple[Section, EloResult | None]:
     """Human preference (Table 9) and win rates by rater kind (Table 10)."""
     sec = Section("Preference arena")
-    human = [v for v in data.votes if v.rater_kind == JudgeKind.HUMAN]
-    triples = [t for t in _vote_groups(data, by) if t[4] == JudgeKind.HUMAN.value]
+    used = _elo_votes(data, by)
+    human = [v for v, _, _ in used]
+    triples = [(ga, gb, v.winner or "", v.task_id) for v, ga, gb in used]
     if not triples:
         sec.empty = "No human preference votes yet: the arena (`lhbench serve`) collects them."
         return sec, None
-    elo = bradley_terry_elo([(a, b, w) for a, b, w, _, _ in triples], seed=seed)
+    left_out = sum(1 for v in data.votes if v.rater_kind == JudgeKind.HUMAN) - len(used)
+    elo = bradley_terry_elo([(a, b, w) for a, b, w, _ in triples], seed=seed)
     table = Table(
         slug="arena_elo",
         title=f"Bradley–Terry Elo from {elo.n_votes} human votes "
@@ -80,7 +101,7 @@ def arena_section(
             "to each side, as LH-Bench Table 10.",
         ],
     )
-    rates = win_rates([(a, b, w) for a, b, w, _, _ in triples])
+    rates = win_rates([(a, b, w) for a, b, w, _ in triples])
     for i, m in enumerate(elo.models, 1):
         table.rows.append(
             [
@@ -105,27 +126,28 @@ def arena_section(
             f"Position bias: left-shown won {pb.k}/{pb.n} ({100 * pb.share:.1f}%), exact two-sided "
             f"binomial p = {pb.p_value:.4f}, ties {pb.ties}."
         )
-    cyc = cycle_rate(
-        [(a, b, w) for a, b, w, _, _ in triples], groups=[t for _, _, _, t, _ in triples]
-    )
+    cyc = cycle_rate([(a, b, w) for a, b, w, _ in triples], groups=[t for *_, t in triples])
     lines.append(
         f"Preference cycles: {cyc.cycles}/{cyc.triads} triads intransitive "
         f"({'n/a' if math.isnan(cyc.rate) else f'{100 * cyc.rate:.1f}%'}), majorities per task; "
         f"{cyc.skipped_triads} triads skipped (a pair tied or not compared)."
     )
     quality: dict[str, list[int]] = defaultdict(list)
-    for v in human:
-        if v.winner == "tie" or v.quality is None:
-            continue
-        run = data.runs.get(v.run_a if v.winner == "a" else v.run_b)
-        if run is not None:
-            quality[group_label(run, by)].append(v.quality)
+    for v, ga, gb in used:
+        if v.winner != "tie" and v.quality is not None:
+            quality[ga if v.winner == "a" else gb].append(v.quality)
     if len(quality) >= 2:
         kw = kruskal_wallis(*quality.values())
         lines.append(
             f"Winner quality by group (Kruskal–Wallis): H = {kw.statistic:.3f}, "
-            f"p = {kw.p_value:.4f}" + (" (all ratings equal)" if kw.degenerate else "")
+            f"p = {kw.p_value:.4f}, n = {sum(len(q) for q in quality.values())} rated wins"
+            + (" (all ratings equal)" if kw.degenerate else "")
         )
+    lines.append(
+        f"Every figure here is over the {elo.n_votes} human votes Elo rates (both runs in the "
+        "store, in two different groups)"
+        + (f"; {left_out} other human vote(s) left out." if left_out else ".")
+    )
     table.notes.extend(lines)
     sec.tables.append(table)
     sec.plots["arena_elo"] = elo
@@ -150,7 +172,7 @@ def arena_section(
             "h (win rates): Cohen's h between the two groups' overall win rates."
         ],
     )
-    for rec in head_to_head([(a, b, w) for a, b, w, _, _ in triples]).values():
+    for rec in head_to_head([(a, b, w) for a, b, w, _ in triples]).values():
         h2h.rows.append(
             [
                 rec.first,
