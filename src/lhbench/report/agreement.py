@@ -8,6 +8,7 @@ from lhbench.judges import TierKey, tier_keys
 from lhbench.report.data import ReportData
 from lhbench.report.leaderboard import scale_levels
 from lhbench.report.tables import Cell, Section, Table
+from lhbench.schema import GradeStatus
 from lhbench.stats import PanelAgreement, panel_agreement
 
 __all__ = ["agreement_section"]
@@ -45,11 +46,32 @@ def agreement_section(data: ReportData) -> tuple[Section, dict[TierKey, PanelAgr
             "α (ordinal)",
             "mean variance",
             "runs",
+            "units",
             "ratings",
+        ],
+        notes=[
+            "runs: runs at least one judge scored on the tier; units: (run, dimension) pairs "
+            "at least one judge scored; ratings: judge scores counted, one per judge × run × "
+            "dimension (first repeat only; failed grades and unscorable dimensions left out), "
+            "so J judges scoring every unit give ratings = J × units. LH-Bench §8.6's "
+            "'92 runs, 360 ratings' (under 92 × 4 rubrics = 368) counts units, not ratings.",
+            "mean pairwise κ: mean over judge pairs of quadratic-weighted Cohen's κ on the "
+            "units both judges scored; α: Krippendorff's α (ordinal) over all judges and "
+            "units; mean variance: population variance across judges of a unit's scores, "
+            "averaged over units two or more judges scored.",
         ],
     )
     for key, agree in results.items():
         rubric = data.rubric_for(key.rubric_id, key.version)
+        units = {
+            (g.run_id, s.dimension_id)
+            for g in data.grades
+            if (g.rubric_id, g.rubric_version, g.tier.value, g.rubric_hash) == key
+            and g.status == GradeStatus.OK
+            and g.repeat == 0
+            for s in g.scores
+            if s.score is not None
+        }
         summary.rows.append(
             [
                 key[0],
@@ -61,6 +83,7 @@ def agreement_section(data: ReportData) -> tuple[Section, dict[TierKey, PanelAgr
                 agree.alpha,
                 agree.mean_variance,
                 agree.n_runs,
+                len(units),
                 agree.n_ratings,
             ]
         )
