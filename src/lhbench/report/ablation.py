@@ -3,8 +3,11 @@
 Per group (harness, model …) and condition: the mean panel score per dimension and overall;
 then each condition against the one named baseline: Δ = mean over the tasks run under both
 of (condition − baseline), with a bootstrap CI over those tasks. Tasks run under only one
-of the two are listed. The pooled rows give Δ over every paired task of every group (ours)
-and LH-Bench's pooling (group deltas weighted by their paired runs).
+of the two are listed; a CI over fewer than five paired tasks carries a warning on its own
+row's group. The pooled rows give Δ over every paired task of every group (ours), the group
+Δs weighted by their paired runs, and their plain mean, each saying which of LH-Bench Table
+7's pooled columns it reproduces (no single one reproduces the whole row: see
+:mod:`lhbench.stats.ablation`).
 """
 
 from __future__ import annotations
@@ -19,11 +22,33 @@ from lhbench.judges import panel_scores, tier_keys
 from lhbench.report.data import ReportData, group_label
 from lhbench.report.leaderboard import dimension_order
 from lhbench.report.tables import Cell, Section, Table
-from lhbench.stats import PairedDelta, paired_deltas, pooled_by_runs, pooled_by_tasks
+from lhbench.stats import (
+    PairedDelta,
+    few_clusters_note,
+    paired_deltas,
+    pooled_by_groups,
+    pooled_by_runs,
+    pooled_by_tasks,
+)
 
 __all__ = ["ablation_section"]
 
 _OVERALL = "overall"
+# each pooled row's label says what it computes and which of LH-Bench Table 7's pooled
+# columns it reproduces: the paper's row mixes two poolings (see lhbench.stats.ablation)
+_POOLINGS = (
+    ("pooled Δ: mean over every paired task of every group (no CI)", pooled_by_tasks),
+    (
+        "pooled Δ: group Δs weighted by paired runs (no CI; LH-Bench Table 7's pooled "
+        "Overall is this, its rubric columns are not)",
+        pooled_by_runs,
+    ),
+    (
+        "pooled Δ: plain mean of the group Δs (no CI; LH-Bench Table 7's pooled rubric "
+        "columns are this, its Overall is not)",
+        pooled_by_groups,
+    ),
+)
 
 
 def _task_name(cluster: object) -> str:
@@ -92,7 +117,8 @@ def ablation_section(
             notes=[
                 "Δ: mean over the tasks run under both conditions of (condition mean − "
                 "baseline mean); CI: percentile bootstrap over those tasks (1,000 resamples). "
-                "Unpaired tasks are listed and left out."
+                "Unpaired tasks are listed and left out. n: paired tasks (the bootstrap's "
+                "clusters); paired runs: runs under the condition on those tasks."
             ],
         )
         per_contrast: dict[str, dict[str, list[PairedDelta]]] = defaultdict(
@@ -145,13 +171,13 @@ def ablation_section(
                     ", ".join(_task_name(m) for m in contrast.missing) or "-",
                 ]
                 deltas.rows.append(drow)
+                warning = few_clusters_note(contrast.n_tasks, "paired tasks")
+                if contrast.n_tasks and warning:  # no paired task: no CI to warn about
+                    deltas.notes.append(f"{group}, Δ {cond} − {base}: {warning}.")
         for cond, by_metric_list in sorted(per_contrast.items()):
             if len(by_metric_list.get(_OVERALL, [])) < 2:
                 continue
-            for label, pool in (
-                ("pooled Δ: mean over paired tasks of every group", pooled_by_tasks),
-                ("pooled Δ (LH-Bench Table 7): groups weighted by paired runs", pooled_by_runs),
-            ):
+            for label, pool in _POOLINGS:
                 prow: list[Cell] = [
                     "pooled",
                     f"Δ {cond} − {base}: {label}",

@@ -8,6 +8,7 @@ Imports ``lhbench.schema`` only.
 from lhbench.stats.ablation import (
     PairedDelta,
     paired_deltas,
+    pooled_by_groups,
     pooled_by_runs,
     pooled_by_tasks,
 )
@@ -118,6 +119,7 @@ __all__ = [
     "paired_deltas",
     "panel_agreement",
     "pass_rate",
+    "pooled_by_groups",
     "pooled_by_runs",
     "pooled_by_tasks",
     "population_variance",

@@ -6,9 +6,14 @@ of those per-task deltas, with a bootstrap CI over tasks. Tasks run under only o
 two are listed, never silently dropped, and never mixed in: an unpaired task would compare
 different tasks, not conditions.
 
-LH-Bench (Table 7) pools harnesses by weighting each harness's Δ by its number of paired
-runs; :func:`pooled_by_runs` gives that figure, :func:`pooled_by_tasks` ours (the mean over
-every paired task of every group), and a report says which it shows.
+Pooling groups (harnesses) into one Δ has three definitions here, and a report names the one
+it shows: :func:`pooled_by_tasks` (ours: the mean over every paired task of every group),
+:func:`pooled_by_runs` (group Δs weighted by their paired runs) and :func:`pooled_by_groups`
+(the plain mean of the group Δs). LH-Bench Table 7's "Pooled (n=7)" row is not one of them
+throughout: from its per-harness rows (n = 3, 2, 2), its Overall (+0.33) is the paired-run
+weighted mean (0.327; the plain mean is 0.357) while its four rubric columns (+0.28, +0.28,
++0.37, +0.56) are the plain means of the harness Δs (the weighted ones are 0.289, 0.287,
+0.337, 0.433).
 """
 
 from __future__ import annotations
@@ -21,7 +26,13 @@ import numpy as np
 
 from lhbench.stats.intervals import bootstrap_ci
 
-__all__ = ["PairedDelta", "paired_deltas", "pooled_by_runs", "pooled_by_tasks"]
+__all__ = [
+    "PairedDelta",
+    "paired_deltas",
+    "pooled_by_groups",
+    "pooled_by_runs",
+    "pooled_by_tasks",
+]
 
 
 @dataclass(frozen=True)
@@ -110,7 +121,13 @@ def pooled_by_tasks(groups: Sequence[PairedDelta]) -> float:
 
 
 def pooled_by_runs(groups: Sequence[PairedDelta]) -> float:
-    """LH-Bench Table 7's pooled row: group deltas weighted by their paired runs."""
+    """Group deltas weighted by their paired runs (LH-Bench Table 7's Overall column only)."""
     used = [g for g in groups if g.n_tasks]
     total = sum(g.n_runs for g in used)
     return sum(g.delta * g.n_runs for g in used) / total if total else float("nan")
+
+
+def pooled_by_groups(groups: Sequence[PairedDelta]) -> float:
+    """The plain mean of the group deltas (LH-Bench Table 7's rubric columns only)."""
+    deltas = [g.delta for g in groups if g.n_tasks]
+    return float(np.mean(deltas)) if deltas else float("nan")
