@@ -82,3 +82,18 @@ def test_few_paired_tasks_are_flagged_per_group_and_pooled_rows_say_what_they_ar
         }
     )
     assert not any("(LH-Bench Table 7):" in label for label in pooled)
+
+
+def test_the_leaderboard_flags_few_tasks_per_group_not_over_all_groups() -> None:
+    from lhbench.report.leaderboard import leaderboard_section
+
+    # the 'none' runs only: claude on 2 tasks, codex on 5; the tier holds 5 distinct tasks
+    data = _data()
+    data.runs = {k: r for k, r in data.runs.items() if r.versions["skill"] == "none"}
+    data.grades = [g for g in data.grades if g.run_id in data.runs]
+    sec = leaderboard_section(data, ["harness", "model"])
+    warnings = [n for n in sec.tables[0].notes if "warning" in n]
+    assert warnings == [
+        "claude-code / anthropic:opus: warning: the bootstrap resamples only 2 tasks (< 5); "
+        "its CI understates the uncertainty."
+    ]

@@ -194,15 +194,10 @@ def leaderboard_section(data: ReportData, by: Sequence[str], *, seed: int = 0) -
             "(all runs of a drawn task kept). var: population variance across judges, "
             "averaged over runs. n: runs; tasks: distinct tasks."
         ]
-        n_clusters = len(
-            {
-                (data.runs[r].pack_id, data.runs[r].task_id)
-                for r in panel_scores(data.grades, key)
-                if r in data.runs
-            }
-        )
-        if warning := few_clusters_note(n_clusters):
-            notes.append(warning)
+        # each group's CI resamples its own tasks: the warning is per group
+        for r in rows:
+            if warning := few_clusters_note(r.tasks):
+                notes.append(f"{r.group}: {warning}.")
         table = Table(
             slug=slug,
             title=f"{key.title} tier: mean panel score (scale {_scale_range(data, key)}), "
