@@ -93,3 +93,39 @@ def test_rubric_version_and_family() -> None:
                 ],
             }
         )
+
+
+def test_a_tier_mixing_scales_normalises_each_dimension_to_its_scale() -> None:
+    # the bundled sample output tier: a binary dimension beside two 0-2 ones
+    from lhbench.packs import bundled_pack_dirs, load_pack
+
+    pack = load_pack(next(d for d in bundled_pack_dirs() if d.name == "lhbench-samples"))
+    tier = next(r for r in pack.rubrics if r.id == "samples-output").tier("output")
+    assert tier.mixed_scales and tier.score_range == (0, 1)
+    assert tier.scale_label == "0–1 (dimensions on 0-2, binary, each normalised to its scale)"
+    top = {"deliverable": 1, "correctness": 2, "clarity": 2}
+    assert tier.score(top) == pytest.approx(1.0)  # raw levels gave 1.8 of a "0-2" scale
+    assert tier.score({"deliverable": 0, "correctness": 0, "clarity": 0}) == 0.0
+    # the binary dimension pulls with its whole weight (raw levels gave it half)
+    assert tier.score({"deliverable": 1, "correctness": 0, "clarity": 0}) == pytest.approx(0.2)
+    assert tier.score({"deliverable": 0, "correctness": 1, "clarity": 2}) == pytest.approx(
+        0.5 * 0.5 + 0.3 * 1.0
+    )
+    # unscorable still leaves the denominator
+    assert tier.score({"deliverable": None, "correctness": 2, "clarity": 1}) == pytest.approx(
+        (0.5 * 1.0 + 0.3 * 0.5) / 0.8
+    )
+    # a 1-5 beside a 0-2: (s - 1)/4 and s/2
+    both = Tier.model_validate(
+        {"kind": "output", "dimensions": [dim("a", 0.5), dim("b", 0.5, "0-2")]}
+    )
+    assert both.score({"a": 3, "b": 1}) == pytest.approx(0.5 * 0.5 + 0.5 * 0.5)
+
+
+def test_a_tier_on_one_scale_keeps_its_scale_and_its_scores() -> None:
+    tier = Tier.model_validate({"kind": "process", "dimensions": [dim("a", 0.6), dim("b", 0.4)]})
+    assert not tier.mixed_scales and tier.score_range == (1, 5) and tier.scale_label == "1–5"
+    assert tier.score({"a": 5, "b": 5}) == 5.0
+    assert tier.score({"a": 4, "b": 2}) == 0.6 * 4 + 0.4 * 2  # exactly Σ wᵢ·sᵢ, as stored
+    two = Tier.model_validate({"kind": "output", "dimensions": [dim("a", 1.0, "0-2")]})
+    assert two.scale_label == "0–2" and two.score({"a": 2}) == 2.0

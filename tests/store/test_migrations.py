@@ -1,5 +1,8 @@
+import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
+from sqlalchemy import Engine
+from sqlalchemy import text as sa_text
 
 from lhbench.store import Store, current_revision, head_revision, make_engine, upgrade
 from lhbench.store.tables import Base
@@ -21,3 +24,79 @@ def test_store_open_migrates(store_url: str) -> None:
     with Store.open(store_url) as s:
         assert current_revision(s.engine) == head_revision()
         assert s.counts()["runs"] == 0
+
+
+def upgrade_down(engine: Engine, revision: str) -> None:
+    from alembic import command
+
+    from lhbench.store.db import alembic_config
+
+    cfg = alembic_config()
+    with engine.begin() as conn:
+        cfg.attributes["connection"] = conn
+        command.downgrade(cfg, revision)
+
+
+def _samples_grade(rubric_id: str, tier: str, scores: dict[str, tuple[str, int]], raw: float):
+    from lhbench.packs import bundled_pack_dirs, load_pack
+    from lhbench.schema import DimensionScore, Grade, JudgeIdentity, JudgeKind, Scale, TierKind
+
+    pack = load_pack(next(d for d in bundled_pack_dirs() if d.name == "lhbench-samples"))
+    rubric = next(r for r in pack.rubrics if r.id == rubric_id)
+    return pack, Grade(
+        id=f"g-{rubric_id}",
+        run_id="r1",
+        rubric_id=rubric_id,
+        rubric_version=rubric.version,
+        rubric_hash=rubric.content_hash,
+        tier=TierKind(tier),
+        judge=JudgeIdentity(kind=JudgeKind.LLM, model="openai:j"),
+        scores=[
+            DimensionScore(dimension_id=d, scale=Scale(scale), score=s)
+            for d, (scale, s) in scores.items()
+        ],
+        tier_score=raw,
+        key=f"key-{rubric_id}-{tier}",
+    )
+
+
+def test_stored_scores_of_a_tier_that_mixes_scales_are_recomputed(store_url: str) -> None:
+    from alembic.script import ScriptDirectory
+
+    from lhbench.store.db import alembic_config
+    from lhbench.store.judgements import JudgementStore
+    from lhbench.store.packs import PackStore
+
+    before = ScriptDirectory.from_config(alembic_config()).get_revision("0015").down_revision
+    engine = make_engine(store_url)
+    upgrade(engine, str(before))
+    # the bundled sample output tier: deliverable (binary, w .2), correctness and clarity
+    # (0-2, w .5 and .3); all at the top scored 1.8 before (0.2*1 + 0.5*2 + 0.3*2)
+    pack, mixed = _samples_grade(
+        "samples-output",
+        "output",
+        {"deliverable": ("binary", 1), "correctness": ("0-2", 2), "clarity": ("0-2", 1)},
+        raw=0.2 * 1 + 0.5 * 2 + 0.3 * 1,
+    )
+    _, uniform = _samples_grade(
+        "samples-process",
+        "process",
+        {"inspection": ("1-5", 4)},
+        raw=3.7,  # a one-scale tier keeps whatever was stored
+    )
+    PackStore(engine).save_pack(pack)
+    JudgementStore(engine).save_grades([mixed, uniform])
+    upgrade(engine)
+    with Store(engine) as s:
+        got = {g.rubric_id: g.tier_score for g in s.list_grades()}
+        column = dict(
+            s.engine.connect().execute(sa_text("SELECT rubric_id, tier_score FROM grades")).all()
+        )
+    # normalised: 0.2 * 1/1 + 0.5 * 2/2 + 0.3 * 1/2 = 0.85 on 0-1
+    assert got == pytest.approx({"samples-output": 0.85, "samples-process": 3.7})
+    assert column == pytest.approx(got)
+    upgrade_down(engine, str(before))
+    with engine.connect() as conn:
+        back = dict(conn.execute(sa_text("SELECT rubric_id, tier_score FROM grades")).all())
+    assert back == pytest.approx({"samples-output": 1.5, "samples-process": 3.7})
+    engine.dispose()

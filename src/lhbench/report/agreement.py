@@ -6,7 +6,7 @@ import math
 
 from lhbench.judges import TierKey, tier_keys
 from lhbench.report.data import ReportData
-from lhbench.report.leaderboard import scale_levels
+from lhbench.report.leaderboard import agreement_levels
 from lhbench.report.tables import Cell, Section, Table
 from lhbench.schema import GradeStatus
 from lhbench.stats import PanelAgreement, panel_agreement
@@ -19,15 +19,20 @@ def agreement_section(data: ReportData) -> tuple[Section, dict[TierKey, PanelAgr
     sec = Section("Judge agreement")
     results: dict[TierKey, PanelAgreement] = {}
     keys = tier_keys(data.grades)
+    normalised_keys = []
     for key in keys:
+        levels, normalised = agreement_levels(data, key)
         agree = panel_agreement(
             [
                 g
                 for g in data.grades
                 if (g.rubric_id, g.rubric_version, g.tier.value, g.rubric_hash) == key
             ],
-            levels=scale_levels(data, key),
+            levels=levels,
+            normalised=normalised,
         )
+        if normalised:
+            normalised_keys.append(key.title)
         if len(agree.judges) >= 2:
             results[key] = agree
     if not results:
@@ -61,6 +66,11 @@ def agreement_section(data: ReportData) -> tuple[Section, dict[TierKey, PanelAgr
             "averaged over units two or more judges scored.",
         ],
     )
+    if normalised_keys:
+        summary.notes.append(
+            f"{', '.join(normalised_keys)}: the tier mixes scales, so κ, α and variance "
+            "compare scores normalised to their own scale, (s − low) / (high − low)."
+        )
     for key, agree in results.items():
         rubric = data.rubric_for(key.rubric_id, key.version)
         units = {

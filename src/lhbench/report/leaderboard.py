@@ -17,12 +17,14 @@ import numpy as np
 from lhbench.judges import TierKey, panel_scores, tier_keys
 from lhbench.report.data import ReportData, group_label
 from lhbench.report.tables import Cell, Section, Table
-from lhbench.schema import Scale
+from lhbench.schema import MIXED_SCALE_RULE, Scale, Tier
 from lhbench.stats import bootstrap_ci, few_clusters_note, panel_agreement, proportion
+from lhbench.stats.agreement import normalised_score
 
 __all__ = [
     "LeaderboardRow",
     "PassRateRow",
+    "agreement_levels",
     "dimension_order",
     "leaderboard_rows",
     "leaderboard_section",
@@ -57,26 +59,53 @@ class PassRateRow:
     undecided: int
 
 
-def scale_levels(data: ReportData, key: TierKey) -> list[int]:
-    """Every level of the tier's scales (κ needs the whole scale, used or not)."""
+def _tier(data: ReportData, key: TierKey) -> Tier | None:
+    """The rubric tier a key was graded on, when its rubric is stored."""
     rubric = data.rubric_for(key.rubric_id, key.version)
-    if rubric is not None:
-        try:
-            scales = {d.scale for d in rubric.tier(key.tier).dimensions}
-            return sorted({lv for s in scales for lv in s.levels})
-        except KeyError:
-            pass
-    seen = {
+    if rubric is None:
+        return None
+    try:
+        return rubric.tier(key.tier)
+    except KeyError:
+        return None
+
+
+def _seen_scales(data: ReportData, key: TierKey) -> set[Scale]:
+    return {
         s.scale
         for g in data.grades
         if (g.rubric_id, g.rubric_version, g.tier.value) == key[:3]
         for s in g.scores
     }
-    return sorted({lv for s in (seen or {Scale.ONE_TO_FIVE}) for lv in s.levels})
+
+
+def scale_levels(data: ReportData, key: TierKey) -> list[int]:
+    """Every level of the tier's scales (κ needs the whole scale, used or not)."""
+    tier = _tier(data, key)
+    scales = {d.scale for d in tier.dimensions} if tier else _seen_scales(data, key)
+    return sorted({lv for s in (scales or {Scale.ONE_TO_FIVE}) for lv in s.levels})
+
+
+def agreement_levels(data: ReportData, key: TierKey) -> tuple[list[float], bool]:
+    """The levels κ and α compare on, and whether scores are normalised to their scale.
+
+    A tier on one scale compares raw levels. A tier mixing scales compares each score's
+    position on its own scale, (s − low) / (high − low) (``normalised``), so a binary 1 and
+    a 0-2 2 agree, as the tier score treats them (:data:`MIXED_SCALE_RULE`).
+    """
+    tier = _tier(data, key)
+    scales = {d.scale for d in tier.dimensions} if tier else _seen_scales(data, key)
+    if len(scales) <= 1:
+        raw: list[float] = list(scale_levels(data, key))
+        return raw, False
+    return sorted({normalised_score(lv, s) for s in scales for lv in s.levels}), True
 
 
 def _scale_range(data: ReportData, key: TierKey) -> str:
-    """The tier's score range, e.g. ``1–5`` (a weighted mean stays within its scales)."""
+    """The tier's score scale as its rubric declares it (``1–5``, ``0–1 (…normalised…)``)."""
+    tier = _tier(data, key)
+    if tier is not None:
+        return tier.scale_label
     levels = scale_levels(data, key)
     return f"{min(levels)}–{max(levels)}"
 
@@ -194,6 +223,9 @@ def leaderboard_section(data: ReportData, by: Sequence[str], *, seed: int = 0) -
             "(all runs of a drawn task kept). var: population variance across judges, "
             "averaged over runs. n: runs; tasks: distinct tasks."
         ]
+        tier = _tier(data, key)
+        if tier is not None and tier.mixed_scales:
+            notes.append(f"Scale: {MIXED_SCALE_RULE}.")
         # each group's CI resamples its own tasks: the warning is per group
         for r in rows:
             if warning := few_clusters_note(r.tasks):
@@ -214,19 +246,29 @@ def leaderboard_section(data: ReportData, by: Sequence[str], *, seed: int = 0) -
 
         seen = {d for r in rows for d in r.dimension_means}
         dims = dimension_order(data, key, seen)
+        levels, normalised = agreement_levels(data, key)
         agree = panel_agreement(
             [
                 g
                 for g in data.grades
                 if (g.rubric_id, g.rubric_version, g.tier.value, g.rubric_hash) == key
             ],
-            levels=scale_levels(data, key),
+            levels=levels,
+            normalised=normalised,
         )
         decomp = Table(
             slug=f"decomposition_{key.unique_slug(keys)}",
             title=f"{key.title}: per-dimension means (panel average)",
             columns=["rank", "group", "score", "n", *dims],
         )
+        if normalised:
+            on = ", ".join(
+                f"{d.id} {d.scale.value}" for d in (tier.dimensions if tier else []) if d.id in dims
+            )
+            decomp.notes.append(
+                f"score: the tier score on 0–1; each dimension's mean is on its own scale "
+                f"({on}); κ compares scores normalised to their scale."
+            )
         for i, r in enumerate(rows, 1):
             drow: list[Cell] = [i, r.group, r.mean, r.n]
             decomp.rows.append(drow + [r.dimension_means.get(d, math.nan) for d in dims])

@@ -39,6 +39,7 @@ from lhbench.schema.pack import (
     TaskPack,
 )
 from lhbench.schema.rubric import (
+    MIXED_SCALE_RULE,
     WEIGHT_TOLERANCE,
     AuthorKind,
     Dimension,
@@ -60,6 +61,7 @@ from lhbench.schema.run import (
 
 __all__ = [
     "EXPORTED_MODELS",
+    "MIXED_SCALE_RULE",
     "STEP_ROW",
     "WEIGHT_TOLERANCE",
     "ArenaSpec",

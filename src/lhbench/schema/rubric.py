@@ -1,7 +1,9 @@
 """Rubrics: tiers of weighted dimensions, each scored on an anchored scale.
 
-A tier's score is the weighted sum of its dimension scores (weights sum to 1); the
-panel score is the mean over judges, with the cross-judge population variance kept.
+A tier's score is the weighted sum of its dimension scores (weights sum to 1), on the tier's
+scale: the scale its dimensions share, or 0-1 when they are on different scales, each
+dimension then normalised to its own scale first (see :meth:`Tier.score`). The panel score
+is the mean over judges, with the cross-judge population variance kept.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from pydantic import Field, model_validator
 from lhbench.schema.base import Schema, VersionLabel
 
 __all__ = [
+    "MIXED_SCALE_RULE",
     "WEIGHT_TOLERANCE",
     "AuthorKind",
     "Dimension",
@@ -25,6 +28,10 @@ __all__ = [
 ]
 
 WEIGHT_TOLERANCE = 1e-6
+MIXED_SCALE_RULE = (
+    "a tier whose dimensions are on different scales is scored 0-1: each dimension's score "
+    "s is normalised to its own scale, (s - low) / (high - low), before weighting"
+)
 
 
 class Scale(StrEnum):
@@ -140,12 +147,41 @@ class Tier(Schema):
                 return d
         raise KeyError(dimension_id)
 
+    @property
+    def mixed_scales(self) -> bool:
+        """Whether the dimensions are on more than one scale."""
+        return len({d.scale for d in self.dimensions}) > 1
+
+    @property
+    def score_range(self) -> tuple[int, int]:
+        """The lowest and highest tier score: the shared scale's, or (0, 1) when mixed."""
+        if self.mixed_scales:
+            return (0, 1)
+        scale = self.dimensions[0].scale
+        return (scale.low, scale.high)
+
+    @property
+    def scale_label(self) -> str:
+        """The tier's scale as a report states it, e.g. ``1–5`` or ``0–1 (normalised)``."""
+        low, high = self.score_range
+        if self.mixed_scales:
+            scales = ", ".join(sorted({d.scale.value for d in self.dimensions}))
+            return f"{low}–{high} (dimensions on {scales}, each normalised to its scale)"
+        return f"{low}–{high}"
+
     def score(self, scores: dict[str, int | None]) -> float | None:
-        """Weighted tier score, S = Σ wᵢ·sᵢ / Σ wᵢ over the dimensions that were scored.
+        """Weighted tier score over the dimensions that were scored, on the tier's scale.
+
+        Dimensions on one scale: S = Σ wᵢ·sᵢ / Σ wᵢ (LH-Bench's Σ wᵢ·sᵢ, weights summing to
+        1), on that scale. Dimensions on different scales (``0-2`` and ``binary``, say): a
+        raw sum would give a binary dimension half the pull of a 0-2 one and cap the tier
+        below its top, so each score is first normalised to its own scale, nᵢ = (sᵢ −
+        lowᵢ) / (highᵢ − lowᵢ), and S = Σ wᵢ·nᵢ / Σ wᵢ on 0-1 (:data:`MIXED_SCALE_RULE`).
 
         Unscorable dimensions (``None``) leave the denominator, so they neither count as
         zero nor inflate the score. Returns None when nothing was scored.
         """
+        mixed = self.mixed_scales
         num = 0.0
         den = 0.0
         for d in self.dimensions:
@@ -153,7 +189,8 @@ class Tier(Schema):
             if s is None:
                 continue
             d.check_score(s)
-            num += d.weight * s
+            value = (s - d.scale.low) / (d.scale.high - d.scale.low) if mixed else s
+            num += d.weight * value
             den += d.weight
         return None if den == 0 else num / den
 

@@ -21,13 +21,14 @@ from typing import Any, Literal
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from lhbench.schema import Grade, GradeStatus, judge_labels
+from lhbench.schema import Grade, GradeStatus, Scale, judge_labels
 
 __all__ = [
     "PanelAgreement",
     "Weights",
     "cohen_kappa",
     "krippendorff_alpha",
+    "normalised_score",
     "panel_agreement",
     "population_variance",
 ]
@@ -204,8 +205,17 @@ def _nanmean(values: Iterable[float]) -> float:
     return float(np.mean(vals)) if vals else math.nan
 
 
+def normalised_score(score: int, scale: Scale) -> float:
+    """A score as its position on its own scale, (s − low) / (high − low), in [0, 1]."""
+    return (score - scale.low) / (scale.high - scale.low)
+
+
 def panel_agreement(
-    grades: Iterable[Grade], *, levels: list[int], weights: Weights = "quadratic"
+    grades: Iterable[Grade],
+    *,
+    levels: Sequence[float],
+    weights: Weights = "quadratic",
+    normalised: bool = False,
 ) -> PanelAgreement:
     """Agreement of the judges behind ``grades`` (all of one rubric version and tier).
 
@@ -214,14 +224,19 @@ def panel_agreement(
             left out.
         levels: The whole scale (e.g. ``[1, 2, 3, 4, 5]``), so unused levels still count.
         weights: κ weights (LH-Bench uses quadratic).
+        normalised: Compare every score as :func:`normalised_score` (a tier whose
+            dimensions are on different scales: a binary 1 and a 0-2 2 are both the top);
+            ``levels`` are then the normalised levels.
     """
-    table: dict[str, dict[tuple[str, str], int]] = defaultdict(dict)
+    table: dict[str, dict[tuple[str, str], float]] = defaultdict(dict)
     chosen = [g for g in grades if g.status == GradeStatus.OK and g.repeat == 0]
     names = judge_labels(g.judge for g in chosen)
     for g in chosen:
         for s in g.scores:
             if s.score is not None:
-                table[names[g.judge.key]][(g.run_id, s.dimension_id)] = s.score
+                table[names[g.judge.key]][(g.run_id, s.dimension_id)] = (
+                    normalised_score(s.score, s.scale) if normalised else s.score
+                )
     judges = sorted(table)
     units = sorted({u for ratings in table.values() for u in ratings})
     dims = sorted({d for _, d in units})
