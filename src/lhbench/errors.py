@@ -7,6 +7,7 @@ from pathlib import Path
 
 __all__ = [
     "ConfigError",
+    "DataFileError",
     "LhbenchError",
     "PackError",
     "Problem",
@@ -49,6 +50,18 @@ class LhbenchError(Exception):
 
 class PackError(LhbenchError):
     """A task pack on disk is broken; carries one Problem per thing wrong."""
+
+    def __init__(self, problems: list[Problem]) -> None:
+        self.problems = problems
+        super().__init__("\n".join(str(p) for p in problems))
+
+    def lines(self) -> list[str]:
+        """One line per problem."""
+        return [str(p) for p in self.problems]
+
+
+class DataFileError(LhbenchError):
+    """A data file given to a command (e.g. preference votes) is broken; one Problem each."""
 
     def __init__(self, problems: list[Problem]) -> None:
         self.problems = problems

@@ -390,6 +390,42 @@ def export_annotations_cmd(
     say(f"wrote {path} (version {saved.version} by {saved.author}, {chapters} chapters)")
 
 
+@content_app.command("import-votes")
+def import_votes(
+    path: Annotated[Path, typer.Argument(help="JSON Lines file, one chapter-level vote a line.")],
+    pack: Annotated[str, typer.Option(help="Pack id, directory or bundled name.")],
+    task: Annotated[
+        str | None, typer.Option(help="Task of lines that name none (default: the only one).")
+    ] = None,
+    annotator: Annotated[str, typer.Option(help="Annotator of lines that name none.")] = "sme",
+    as_json: JsonOption = False,
+    db: DbOption = None,
+) -> None:
+    """Store human chapter-level preferences (one chapter of two runs' courses per vote).
+
+    Each line: "id", the runs ("run_a"/"run_b", or "harness_a"/"harness_b"), the chapter
+    ("chapter_id", or "chapter_index" 0-based), "winner" (a, b or t). The report sets them
+    against the chapter scores (LH-Bench Table 10, App. J). A file with any problem stores
+    nothing; importing it again stores nothing new.
+    Example: lhbench content import-votes votes.jsonl --pack content-mini
+    """
+    from lhbench.jobs.content_votes import import_chapter_votes
+
+    settings = settings_for(db)
+    with open_store(settings, create=False) as store:
+        res = import_chapter_votes(
+            store, settings, pack=pack, path=path, task=task, annotator=annotator
+        )
+    if as_json:
+        dump_json({"path": str(path), "votes": len(res.votes), "stored": res.stored})
+        return
+    ties = sum(1 for v in res.votes if v.winner == "tie")
+    say(
+        f"{len(res.votes)} chapter-level vote(s) read ({ties} tie(s)): {res.stored} stored, "
+        f"{res.already} already stored"
+    )
+
+
 def register(app: typer.Typer) -> None:
     """Add the ``content`` group."""
     app.add_typer(content_app)

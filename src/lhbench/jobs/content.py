@@ -52,6 +52,7 @@ __all__ = [
     "ChapterRubricSet",
     "SynthesisRow",
     "chapter_rubric_sets",
+    "content_task",
     "grade_chapters",
     "synthesize_chapter_rubrics",
 ]
@@ -60,7 +61,7 @@ SCALES = (Scale.ZERO_TO_TWO, Scale.ONE_TO_FIVE)
 _GRADABLE = {s for s in RunStatus} - {RunStatus.RUNNING, RunStatus.PENDING}
 
 
-def _content_task(loaded: LoadedPack, task_id: str | None) -> tuple[Path, Task, GroundTruth]:
+def content_task(loaded: LoadedPack, task_id: str | None) -> tuple[Path, Task, GroundTruth]:
     """The pack directory, the task and its annotated chapters (ConfigError when missing)."""
     if loaded.directory is None:
         raise ConfigError(f"pack {loaded.pack.id}: not on disk (its sources are needed)")
@@ -136,7 +137,7 @@ async def synthesize_chapter_rubrics(
     )
 
     loaded = resolve_pack(pack, settings, store)
-    pack_dir, t, gt = _content_task(loaded, task)
+    pack_dir, t, gt = content_task(loaded, task)
     gt_hash = _gt_sha256(pack_dir, t)
     spec = resolve_model(model, settings.models)
     rows: list[SynthesisRow] = []
@@ -429,7 +430,7 @@ async def grade_chapters(
     tasks = {t.id: t for t in loaded.pack.tasks}
     sets: list[ChapterRubricSet] = []
     for task_id in sorted({r.task_id for r in runs}):
-        _dir, task, gt = _content_task(loaded, task_id)
+        _dir, task, gt = content_task(loaded, task_id)
         sets.extend(
             chapter_rubric_sets(store, loaded.pack.id, task, loaded.pack.rubrics, gt, scales)
         )

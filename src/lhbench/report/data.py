@@ -216,6 +216,8 @@ class ReportData:
     failed_votes: list[PreferenceVote] = field(default_factory=list)
     chapter_grades: list[ChapterGrade] = field(default_factory=list)
     stale_chapter_grades: int = 0
+    # human votes on one chapter of two courses (programmatic content); never in ``votes``
+    chapter_votes: list[PreferenceVote] = field(default_factory=list)
 
     @classmethod
     def build(
@@ -230,13 +232,20 @@ class ReportData:
         rubrics: Iterable[Rubric] = (),
         trajectories: dict[str, Trajectory] | None = None,
     ) -> ReportData:
-        """Assemble from plain lists (every grade kept); ``tasks`` are (pack id, task) pairs."""
+        """Assemble from plain lists (every grade kept); ``tasks`` are (pack id, task) pairs.
+
+        Chapter-level votes go to ``chapter_votes``, the others to ``votes``.
+        """
         grade_list = list(grades)
+        ok_votes = [v for v in votes if v.status == "ok"]
         return cls(
             runs={r.id: r for r in runs},
             grades=grade_list,
             all_grades=grade_list,
-            votes=[v for v in votes if v.status == "ok"],
+            votes=[v for v in ok_votes if v.chapter_id is None],
+            chapter_votes=[
+                v for v in ok_votes if v.chapter_id is not None and v.rater_kind == JudgeKind.HUMAN
+            ],
             verdicts=list(verdicts),
             labels=list(labels),
             tasks={(pack_id, t.id): t for pack_id, t in tasks},
@@ -311,6 +320,7 @@ class ReportData:
                     data.votes.append(v)
         data.excluded.failed_votes = len(data.failed_votes)
         data.chapter_grades = store.list_chapter_grades()
+        data.chapter_votes = store.list_votes(rater_kind=JudgeKind.HUMAN.value, chapter_level=True)
         if not include_stale:
             data.chapter_grades, data.stale_chapter_grades = current_chapter_grades(
                 data.chapter_grades, data.runs, rubric_hashes, store.list_chapter_rubrics()

@@ -64,7 +64,7 @@ def build_sections(
     sections.append(aj_section(data))
     sections.append(aj_breakdown_section(data))
     if data.chapter_grades:
-        sections.append(content_scales_section(data, by))
+        sections.append(content_scales_section(data, by, seed=seed))
     sections.append(failures_section(data, by))
     sections.append(grading_health_section(data))
     return sections

@@ -253,6 +253,8 @@ VoteStatus = Literal["ok", "parse_error", "error"]
 class PreferenceVote(Schema):
     """A pairwise preference between two runs of the same task.
 
+    With ``chapter_id`` it compares one chapter of two courses (programmatic content:
+    LH-Bench's chapter-level human preferences); without, the two runs as a whole.
     ``left`` records which run was shown on the left, so position bias can be tested.
     ``quality`` rates the preferred output (1–5); for a tie it rates both. A pairwise
     judge that failed leaves a vote with ``status`` ≠ ok, no winner, and the reason in
@@ -276,6 +278,12 @@ class PreferenceVote(Schema):
     rubric_hash: str | None = None
     tier: TierKind | None = None
     judge_key: str | None = Field(default=None, description="The pairwise judge's config hash.")
+    chapter_id: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=200,
+        description="The chapter compared (programmatic content); None: the whole runs.",
+    )
     created_at: AwareDatetime = Field(default_factory=utcnow)
 
     @model_validator(mode="after")

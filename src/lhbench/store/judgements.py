@@ -138,6 +138,7 @@ def _vote_from(r: VoteRow) -> PreferenceVote:
             "rubric_hash": r.rubric_hash,
             "tier": r.tier,
             "judge_key": r.judge_key,
+            "chapter_id": r.chapter_id,
             "created_at": r.created_at,
         }
     )
@@ -281,11 +282,20 @@ class JudgementStore(StoreBase):
         rater_kind: str | None = None,
         task_id: str | None = None,
         include_failed: bool = False,
+        chapter_level: bool | None = False,
     ) -> list[PreferenceVote]:
-        """Votes, oldest first; failed pairwise-judge votes only with ``include_failed``."""
+        """Votes, oldest first; failed pairwise-judge votes only with ``include_failed``.
+
+        ``chapter_level``: False (default) gives votes on whole runs, the arena's; True
+        votes on one chapter of two courses; None both.
+        """
         conds = matching((VoteRow.rater_kind, rater_kind), (VoteRow.task_id, task_id))
         if not include_failed:
             conds.append(VoteRow.status == "ok")
+        if chapter_level is not None:
+            conds.append(
+                VoteRow.chapter_id.is_not(None) if chapter_level else VoteRow.chapter_id.is_(None)
+            )
         with Session(self.engine) as s:
             rows = s.scalars(
                 select(VoteRow).where(and_(True, *conds)).order_by(VoteRow.created_at, VoteRow.id)
@@ -299,15 +309,15 @@ class JudgementStore(StoreBase):
         task_id: str | None = None,
         run_ids: Iterable[str] | None = None,
     ) -> VoteColumns:
-        """Decided votes as integer columns, from one query (what the Elo fit reads).
+        """Decided votes on whole runs as integer columns, from one query (what Elo reads).
 
-        Failed comparisons (no winner) are left out; ``run_ids`` keeps votes whose two runs
-        are both among them.
+        Failed comparisons (no winner) and chapter-level votes are left out; ``run_ids``
+        keeps votes whose two runs are both among them.
         """
         tbl = VoteRow.__table__
         stmt = (
             select(tbl.c.run_a, tbl.c.run_b, tbl.c.winner, tbl.c.rater_kind, tbl.c.task_id)
-            .where(tbl.c.status == "ok", tbl.c.winner.is_not(None))
+            .where(tbl.c.status == "ok", tbl.c.winner.is_not(None), tbl.c.chapter_id.is_(None))
             .order_by(tbl.c.created_at, tbl.c.id)
         )
         if rater_kind is not None:

@@ -262,6 +262,8 @@ class VoteRow(Base):
     tier: Mapped[str | None] = mapped_column(String(20))
     judge_key: Mapped[str | None] = mapped_column(String(64))
     created_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    # the chapter compared (programmatic content); NULL: the whole runs
+    chapter_id: Mapped[str | None] = mapped_column(String(200))
 
 
 class LabelRow(Base):

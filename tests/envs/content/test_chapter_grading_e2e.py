@@ -112,6 +112,14 @@ def test_a_native_run_is_graded_per_chapter_on_both_scales_end_to_end(tmp_path: 
     for line in per_run[1:]:
         cols = line.split(",")
         assert cols[3] == str(len(chapters)) and cols[7] == str(len(chapters))
+    # both runs are one agent's (two repeats): no chapter-level comparison between agents
     summary = (tmp_path / "report/content_scales_summary.csv").read_text().splitlines()
-    assert [r.split(",")[:3] for r in summary[1:]] == [["3-point", "2", "1"], ["5-point", "2", "1"]]
-    assert "95% t-interval over chapter scores" in md and "score/5 on the 5-point scale" in md
+    assert [r.split(",")[:3] for r in summary[1:]] == [["3-point", "0", "0"], ["5-point", "0", "0"]]
+    # Table 6: one agent, one course (its two runs averaged), six chapter scores behind it
+    agents = (tmp_path / "report/content_course_scores.csv").read_text().splitlines()
+    assert len(agents) == 2
+    cols = dict(zip(agents[0].split(","), agents[1].split(","), strict=True))
+    assert (cols["3-point courses"], cols["3-point chapters"]) == ("1", str(2 * len(chapters)))
+    assert "resamples only 1 courses (< 5)" in md
+    assert "95% t-interval over the run's chapter scores" in md
+    assert "score/5 on the 5-point scale" in md and "bootstrap over courses" in md
