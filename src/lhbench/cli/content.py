@@ -343,8 +343,9 @@ def grade_chapters(
     for s in res.summaries:
         say(s.line())
     table = new_table(
-        "course scores (normalised mean over graded chapters)",
-        ["run", "scale", "score", "n", "excluded", "95% t CI width"],
+        "course score per run (normalised mean over the run's graded chapters; "
+        "`lhbench report` gives LH-Bench's per-agent Table 6)",
+        ["run", "scale", "score", "n chapters", "excluded", "95% t-CI width over chapters"],
     )
     for cs in scores.values():
         table.add_row(
