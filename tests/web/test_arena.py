@@ -163,25 +163,38 @@ def test_declared_set_on_the_declaring_task(served: Served, page: object) -> Non
     no_xss(page)
 
 
-def test_run_pages_of_queued_pairs_closed_until_voted(served: Served, page: object) -> None:
+def test_annotators_never_open_runs_even_after_voting(served: Served, page: object) -> None:
+    # blind for good: the arena's rounds bring every pair back, so no run opens after a vote
     target = served.ids["gemini-cli"][0]
-    login(page, served.url, "ann")
-    assert page.goto(f"{served.url}/runs/{target}").status == 403
-    assert "arena queue" in page.inner_text("main")
-    assert page.goto(f"{served.url}/files/{target}/report.md").status == 403
     other = served.ids["claude-code"][0]
-    assert page.goto(f"{served.url}/compare?a={other}&b={target}").status == 403
-    page.goto(f"{served.url}/runs")
-    assert page.locator("td", has_text=target).locator(".badge", has_text="queued").count() == 1
-    # vote on both pairs that contain the run (with claude-code's and native's run)
+    login(page, served.url, "ann")
+    closed = [
+        f"/runs/{target}",
+        f"/files/{target}/report.md",
+        f"/compare?a={other}&b={target}",
+        "/runs",
+        "/tasks",
+        "/judges",
+        "/arena/results",
+    ]
+    for path in closed:
+        assert page.goto(f"{served.url}{path}").status == 403, path
+    assert "annotators see the arena" in page.inner_text("main")
+    # the annotator's navigation offers the arena and the annotation tool only
+    assert page.locator("header nav a").all_inner_texts() == ["Arena", "Annotate"]
+    page.goto(f"{served.url}/")
+    assert page.url.endswith("/arena")
+    assert page.locator("a[href='/arena/results']").count() == 0
     for _ in range(12):
         comp = next_comparison(served.store, "ann")
         assert comp is not None
         record_vote(served.store, comp.token, "ann", "left", 3)
-    assert page.goto(f"{served.url}/runs/{target}").status == 200
-    # an admin sees every run, queued or not
+    for path in closed:
+        assert page.goto(f"{served.url}{path}").status == 403, path
+    # an admin sees every run
     page.context.clear_cookies()
     login(page, served.url, "boss")
+    assert page.goto(f"{served.url}/runs/{target}").status == 200
     assert page.goto(f"{served.url}/runs/{served.ids['native'][0]}").status == 200
     # the evil model name is shown as text on the admin's history
     page.goto(f"{served.url}/arena/history")

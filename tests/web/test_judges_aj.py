@@ -134,7 +134,7 @@ def seed(store: Store) -> None:
                 )
             )
     store.save_verdicts(verdicts)
-    add_user(store, "ann", PASSWORD)
+    add_user(store, "boss", PASSWORD, admin=True)
 
 
 @pytest.fixture(scope="module")
@@ -159,7 +159,7 @@ def fetch_judges(base: str) -> str:
     with httpx.Client(base_url=base, follow_redirects=False, timeout=30) as c:
         page = c.get("/login").text
         token = page.split('name="csrf_token" value="')[1].split('"')[0]
-        r = c.post("/login", data={"name": "ann", "password": PASSWORD, "csrf_token": token})
+        r = c.post("/login", data={"name": "boss", "password": PASSWORD, "csrf_token": token})
         assert r.status_code == 303, r.text[:300]
         r = c.get("/judges")
         assert r.status_code == 200
@@ -184,7 +184,7 @@ def test_page_numbers_equal_the_report_numbers(
     base, store = aj_served
     files = write_report(ReportData.from_store(store), tmp_path / "report")
     domains = read_csv(tmp_path / "report" / "aj_domains.csv")
-    login(page, base, "ann")
+    login(page, base, "boss")
     page.goto(f"{base}/judges")  # type: ignore[attr-defined]
     got = page.eval_on_selector_all(  # type: ignore[attr-defined]
         "table.aj-domains tbody tr",
@@ -310,7 +310,7 @@ def test_markup_in_names_is_shown_as_text(aj_served: tuple[str, Store], page: ob
     html = fetch_judges(base)
     assert "<script>window.__xss" not in html and "<img src=x onerror" not in html
     assert "&lt;script&gt;window.__xss=&#39;domain&#39;&lt;/script&gt;" in html
-    login(page, base, "ann")
+    login(page, base, "boss")
     page.goto(f"{base}/judges")  # type: ignore[attr-defined]
     text = page.inner_text("#aj")  # type: ignore[attr-defined]
     for shown in (EVIL_DOMAIN, EVIL_SUB, EVIL_JUDGE, EVIL_MODALITY):
@@ -321,7 +321,7 @@ def test_markup_in_names_is_shown_as_text(aj_served: tuple[str, Store], page: ob
 
 def test_empty_states_name_the_command(tmp_path: Path) -> None:
     store = Store.open(f"sqlite:///{tmp_path / 'e.db'}")
-    add_user(store, "ann", PASSWORD)
+    add_user(store, "boss", PASSWORD, admin=True)
     with serve(store, tmp_path) as srv:
         html = fetch_judges(srv.url)
         assert "lhbench aj run PACK --judge agent --model MODEL --repeats 3" in html

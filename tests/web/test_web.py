@@ -63,7 +63,7 @@ def test_login_without_its_csrf_token_is_refused_with_403(served: Served) -> Non
 def test_vote_through_the_forms_and_the_answer_to_a_second_one(served: Served) -> None:
     with signed_in(served.url) as c:
         assert (
-            c.post("/arena/next", data={"csrf_token": form_token(c.get("/").text)}).status_code
+            c.post("/arena/next", data={"csrf_token": form_token(c.get("/arena").text)}).status_code
             == 303
         )
         page = c.get("/arena").text

@@ -2,7 +2,10 @@
 
 Server-rendered (FastAPI + Jinja2) with one stylesheet and one small script of its own.
 Every page needs an account except the overview when ``web_public_leaderboard`` is set;
-every response carries a strict Content-Security-Policy; no GET writes to the store.
+annotators (accounts without the admin role) vote blind: they have the arena, the
+annotation tool and their account, and no page that names agents or shows judges'
+scores. Every response carries a strict Content-Security-Policy; no GET writes to the
+store.
 """
 
 from __future__ import annotations

@@ -17,14 +17,14 @@ import hashlib
 import random
 import re
 import secrets
-from collections import Counter, defaultdict
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 
 from lhbench.judges import candidate_pairs
 from lhbench.schema import Artifact, PreferenceVote, RunStatus, Task
-from lhbench.store import ComparisonRecord, RunFact, Store
+from lhbench.store import ComparisonRecord, Store
 
 __all__ = [
     "CHOICES",
@@ -34,7 +34,6 @@ __all__ = [
     "Progress",
     "artifact_token",
     "candidate_pairs",
-    "closed_runs",
     "current_comparison",
     "get_comparison",
     "match_glob",
@@ -246,30 +245,3 @@ def side_sets(
         )
     )
     return sides, final
-
-
-def closed_runs(runs: Iterable[RunFact], decided: Iterable[ComparisonRecord]) -> set[str]:
-    """Runs whose pages an annotator may not open yet: in the arena queue, not all voted.
-
-    A completed run is in the queue when another completed run of its task comes from a
-    different agent; it opens once the annotator has voted on every such pair.
-    """
-    by_task: dict[tuple[str, str], list[RunFact]] = defaultdict(list)
-    for r in runs:
-        if r.status == RunStatus.COMPLETED.value:
-            by_task[(r.pack_id, r.task_id)].append(r)
-    voted: dict[str, set[str]] = defaultdict(set)
-    for c in decided:
-        if c.voted:
-            voted[c.run_a].add(c.run_b)
-            voted[c.run_b].add(c.run_a)
-    closed = set()
-    for group in by_task.values():
-        agents = Counter((o.harness, o.model) for o in group)
-        ids = {o.id for o in group}
-        for r in group:
-            partners = len(group) - agents[(r.harness, r.model)]
-            # comparisons only ever pair different agents of one task
-            if partners and len(voted[r.id] & ids) < partners:
-                closed.add(r.id)
-    return closed

@@ -192,8 +192,11 @@ def arena_file(request: Request, v: SignedIn, token: str, side: str, art: str) -
 
 
 @router.get("/arena/results", response_class=HTMLResponse)
-def arena_results(request: Request, v: SignedIn) -> Response:
-    """Elo with CIs, win rates, position bias, cycles, winner quality (the report's)."""
+def arena_results(request: Request, v: Admin) -> Response:
+    """Elo with CIs, win rates, position bias, cycles, winner quality (the report's).
+
+    Admins only: it names the agents, and annotators vote blind.
+    """
     app = web(request)
 
     def compute() -> dict[str, Any]:

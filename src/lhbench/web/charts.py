@@ -1,8 +1,10 @@
 """Small SVG charts drawn with presentation attributes only.
 
 The pages' Content-Security-Policy allows no inline style, so charts set geometry and
-colour as SVG attributes (``fill="…"``), which the policy does not govern. Every label
-from data is escaped: a model called ``<script>`` or ``$x$`` is drawn as those characters.
+colour as SVG attributes (``fill="…"``), which the policy does not govern. Every element
+is a :class:`~markupsafe.Markup` template filled by ``Markup.format``, which escapes each
+value it is given (labels from data, and numbers alike): a model called ``<script>`` or
+``$x$`` is drawn as those characters, and no value can end an attribute.
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from markupsafe import Markup, escape
+from markupsafe import Markup
 
 __all__ = ["ci_bar", "forest", "heatmap", "nice_ticks"]
 
@@ -59,24 +61,32 @@ def ci_bar(
     d0, d1 = domain
     span = (d1 - d0) or 1.0
 
-    def x(v: float) -> float:
-        return 2 + (width - 4) * min(1.0, max(0.0, (v - d0) / span))
+    def x(v: float) -> str:
+        return _num(2 + (width - 4) * min(1.0, max(0.0, (v - d0) / span)))
 
     h = 14
     parts = [
-        f'<svg class="ci" width="{width}" height="{h}" viewBox="0 0 {width} {h}" '
-        f'role="img" aria-label="{escape(f"{value:.2f} [{lo:.2f}, {hi:.2f}]")}">',
-        f'<line x1="2" x2="{width - 2}" y1="7" y2="7" stroke="{GRID}" stroke-width="1"/>',
+        Markup(
+            '<svg class="ci" width="{w}" height="{h}" viewBox="0 0 {w} {h}" role="img" '
+            'aria-label="{label}">'
+        ).format(w=width, h=h, label=f"{value:.2f} [{lo:.2f}, {hi:.2f}]"),
+        Markup('<line x1="2" x2="{x2}" y1="7" y2="7" stroke="{grid}" stroke-width="1"/>').format(
+            x2=width - 2, grid=GRID
+        ),
     ]
     if not (math.isnan(lo) or math.isnan(hi)):
         parts.append(
-            f'<line x1="{_num(x(lo))}" x2="{_num(x(hi))}" y1="7" y2="7" stroke="{ACCENT}" '
-            'stroke-width="2" stroke-linecap="round"/>'
+            Markup(
+                '<line x1="{x1}" x2="{x2}" y1="7" y2="7" stroke="{c}" stroke-width="2" '
+                'stroke-linecap="round"/>'
+            ).format(x1=x(lo), x2=x(hi), c=ACCENT)
         )
     if not math.isnan(value):
-        parts.append(f'<circle cx="{_num(x(value))}" cy="7" r="3.5" fill="{ACCENT}"/>')
-    parts.append("</svg>")
-    return Markup("".join(parts))
+        parts.append(
+            Markup('<circle cx="{cx}" cy="7" r="3.5" fill="{c}"/>').format(cx=x(value), c=ACCENT)
+        )
+    parts.append(Markup("</svg>"))
+    return Markup("").join(parts)
 
 
 def forest(
@@ -96,45 +106,67 @@ def forest(
     height = top + row_h * len(rows) + 44
     d0, d1 = _domain([v for r in rows for v in r[1:]] + ([reference] if reference else []))
 
-    def x(v: float) -> float:
-        return label_w + plot_w * (v - d0) / (d1 - d0)
+    def x(v: float) -> str:
+        return _num(label_w + plot_w * (v - d0) / (d1 - d0))
 
     out = [
-        f'<svg class="chart" width="{width}" height="{height}" viewBox="0 0 {width} {height}" '
-        f'role="img" aria-label="{escape(axis)}">'
+        Markup(
+            '<svg class="chart" width="{w}" height="{h}" viewBox="0 0 {w} {h}" role="img" '
+            'aria-label="{axis}">'
+        ).format(w=width, h=height, axis=axis)
     ]
     for v in nice_ticks(d0, d1):
-        gx = _num(x(v))
         out.append(
-            f'<line x1="{gx}" x2="{gx}" y1="{top}" y2="{height - 36}" stroke="{GRID}"/>'
-            f'<text x="{gx}" y="{height - 22}" font-size="11" fill="{TEXT}" '
-            f'text-anchor="middle">{escape(f"{v:g}")}</text>'
+            Markup(
+                '<line x1="{x}" x2="{x}" y1="{top}" y2="{bottom}" stroke="{grid}"/>'
+                '<text x="{x}" y="{ty}" font-size="11" fill="{ink}" text-anchor="middle">'
+                "{tick}</text>"
+            ).format(
+                x=x(v),
+                top=top,
+                bottom=height - 36,
+                grid=GRID,
+                ty=height - 22,
+                ink=TEXT,
+                tick=f"{v:g}",
+            )
         )
     if reference is not None:
-        rx = _num(x(reference))
         out.append(
-            f'<line x1="{rx}" x2="{rx}" y1="{top}" y2="{height - 36}" stroke="{MUTED}" '
-            'stroke-dasharray="4 3"/>'
+            Markup(
+                '<line x1="{x}" x2="{x}" y1="{top}" y2="{bottom}" stroke="{c}" '
+                'stroke-dasharray="4 3"/>'
+            ).format(x=x(reference), top=top, bottom=height - 36, c=MUTED)
         )
     fits = max(8, int((label_w - 14) / 6.6))
     for i, (label, value, lo, hi) in enumerate(rows):
         cy = top + row_h * i + row_h / 2
         shown = label if len(label) <= fits else label[: fits - 1] + "…"
         out.append(
-            f'<text x="{label_w - 10}" y="{_num(cy + 4)}" font-size="12" fill="{TEXT}" '
-            f'text-anchor="end">{escape(shown)}<title>{escape(label)}</title></text>'
+            Markup(
+                '<text x="{x}" y="{y}" font-size="12" fill="{ink}" text-anchor="end">'
+                "{shown}<title>{label}</title></text>"
+            ).format(x=label_w - 10, y=_num(cy + 4), ink=TEXT, shown=shown, label=label)
         )
         if not (math.isnan(lo) or math.isnan(hi)):
             out.append(
-                f'<line x1="{_num(x(lo))}" x2="{_num(x(hi))}" y1="{_num(cy)}" y2="{_num(cy)}" '
-                f'stroke="{ACCENT}" stroke-width="2.5" stroke-linecap="round"/>'
+                Markup(
+                    '<line x1="{x1}" x2="{x2}" y1="{y}" y2="{y}" stroke="{c}" '
+                    'stroke-width="2.5" stroke-linecap="round"/>'
+                ).format(x1=x(lo), x2=x(hi), y=_num(cy), c=ACCENT)
             )
-        out.append(f'<circle cx="{_num(x(value))}" cy="{_num(cy)}" r="5" fill="{ACCENT}"/>')
+        out.append(
+            Markup('<circle cx="{x}" cy="{y}" r="5" fill="{c}"/>').format(
+                x=x(value), y=_num(cy), c=ACCENT
+            )
+        )
     out.append(
-        f'<text x="{label_w + plot_w / 2:.1f}" y="{height - 4}" font-size="11" fill="{TEXT}" '
-        f'text-anchor="middle">{escape(axis)}</text></svg>'
+        Markup(
+            '<text x="{x:.1f}" y="{y}" font-size="11" fill="{ink}" text-anchor="middle">'
+            "{axis}</text></svg>"
+        ).format(x=label_w + plot_w / 2, y=height - 4, ink=TEXT, axis=axis)
     )
-    return Markup("".join(out))
+    return Markup("").join(out)
 
 
 def _cell_colour(v: float) -> str:
@@ -158,30 +190,44 @@ def heatmap(labels: Sequence[str], values: Sequence[Sequence[float]], *, title: 
     width = label_w + cell * k + 8
     height = 24 + cell * k + 8
     out = [
-        f'<svg class="chart" width="{width}" height="{height}" viewBox="0 0 {width} {height}" '
-        f'role="img" aria-label="{escape(title)}">'
+        Markup(
+            '<svg class="chart" width="{w}" height="{h}" viewBox="0 0 {w} {h}" role="img" '
+            'aria-label="{title}">'
+        ).format(w=width, h=height, title=title)
     ]
     for j, name in enumerate(labels):
         out.append(
-            f'<text x="{label_w + cell * j + cell / 2:.1f}" y="16" font-size="11" fill="{TEXT}" '
-            f'text-anchor="middle">J{j + 1}<title>{escape(name)}</title></text>'
+            Markup(
+                '<text x="{x:.1f}" y="16" font-size="11" fill="{ink}" text-anchor="middle">'
+                "J{n}<title>{name}</title></text>"
+            ).format(x=label_w + cell * j + cell / 2, ink=TEXT, n=j + 1, name=name)
         )
     for i, name in enumerate(labels):
         y = 24 + cell * i
         out.append(
-            f'<text x="{label_w - 8}" y="{y + cell / 2 + 4:.1f}" font-size="12" fill="{TEXT}" '
-            f'text-anchor="end">J{i + 1} {escape(name)}</text>'
+            Markup(
+                '<text x="{x}" y="{y:.1f}" font-size="12" fill="{ink}" text-anchor="end">'
+                "J{n} {name}</text>"
+            ).format(x=label_w - 8, y=y + cell / 2 + 4, ink=TEXT, n=i + 1, name=name)
         )
         for j in range(k):
             v = values[i][j]
             x = label_w + cell * j
-            colour = _cell_colour(v)
-            ink = "#ffffff" if not math.isnan(v) and v > 0.6 else "#212529"
-            text = "n/a" if math.isnan(v) else f"{v:.2f}"
             out.append(
-                f'<rect x="{x}" y="{y}" width="{cell - 2}" height="{cell - 2}" rx="4" '
-                f'fill="{colour}"/><text x="{x + cell / 2 - 1:.1f}" y="{y + cell / 2 + 4:.1f}" '
-                f'font-size="13" fill="{ink}" text-anchor="middle">{text}</text>'
+                Markup(
+                    '<rect x="{x}" y="{y}" width="{s}" height="{s}" rx="4" fill="{fill}"/>'
+                    '<text x="{tx:.1f}" y="{ty:.1f}" font-size="13" fill="{ink}" '
+                    'text-anchor="middle">{text}</text>'
+                ).format(
+                    x=x,
+                    y=y,
+                    s=cell - 2,
+                    fill=_cell_colour(v),
+                    tx=x + cell / 2 - 1,
+                    ty=y + cell / 2 + 4,
+                    ink="#ffffff" if not math.isnan(v) and v > 0.6 else "#212529",
+                    text="n/a" if math.isnan(v) else f"{v:.2f}",
+                )
             )
-    out.append("</svg>")
-    return Markup("".join(out))
+    out.append(Markup("</svg>"))
+    return Markup("").join(out)

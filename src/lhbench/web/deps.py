@@ -5,6 +5,11 @@
 the store (sessions are server-side: logout, a password change or a role change ends
 them). Routes declare what they need: :func:`viewer` (anyone), :func:`signed_in`
 (redirects to the login page), :func:`admin`, and :func:`csrf_checked` for every form.
+
+Annotators (accounts without the admin role) are blind, as LH-Bench's expert was: every
+page that shows agent identity (harness, model, version tags, run ids, which name the
+harness) or judge scores needs :func:`admin`; an annotator has the arena, the annotation
+tool and their account.
 """
 
 from __future__ import annotations
@@ -20,18 +25,17 @@ from urllib.parse import quote
 from fastapi import Depends, Form, HTTPException, Request
 from fastapi.responses import HTMLResponse
 from fastapi.templating import Jinja2Templates
-from markupsafe import Markup
 
 from lhbench.config import Settings
 from lhbench.report import ReportData, fmt
 from lhbench.store import Store
 from lhbench.web.analysis import Analysis, analyse
-from lhbench.web.arena import closed_runs
 from lhbench.web.auth import LoginPolicy, csrf_ok, hash_token
 from lhbench.web.security import same_origin_post
 from lhbench.web.views import StoreCache
 
 __all__ = [
+    "BLIND",
     "Admin",
     "CsrfChecked",
     "LoginRequired",
@@ -179,16 +183,6 @@ class WebApp:
         """Any value, cached until the store changes."""
         return self.cache.get(key, compute)
 
-    def closed_to(self, v: Viewer) -> set[str]:
-        """Runs this viewer may not open (an annotator's pairs not yet voted on)."""
-        if v.is_admin or v.user is None:
-            return set()
-        user = v.user
-        return self.cache.get(
-            ("closed", user),
-            lambda: closed_runs(self.analysis().runs.values(), self.store.voted_comparisons(user)),
-        )
-
     def render(
         self, request: Request, v: Viewer, name: str, *, status: int = 200, **ctx: Any
     ) -> HTMLResponse:
@@ -201,7 +195,6 @@ class WebApp:
                 "csrf": v.csrf or "",
                 "path": request.url.path,
                 "public": self.public_leaderboard,
-                "Markup": Markup,
                 **ctx,
             },
             status_code=status,
@@ -244,11 +237,19 @@ def signed_in(request: Request) -> Viewer:
     return v
 
 
+# LH-Bench's human baseline voted "without access to LLM scores or agent identity"
+BLIND = (
+    "This page shows which agent made which run, or what the judges scored: annotators "
+    "see the arena and the annotation tool only, so that nothing sways their votes. "
+    "An admin account sees every page."
+)
+
+
 def admin(request: Request) -> Viewer:
-    """The viewer, who must be an admin."""
+    """The viewer, who must be an admin (checked before any lookup: no existence oracle)."""
     v = signed_in(request)
     if not v.is_admin:
-        raise HTTPException(403, "Only admins can see this page.")
+        raise HTTPException(403, BLIND)
     return v
 
 

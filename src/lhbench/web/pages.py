@@ -2,6 +2,8 @@
 
 Each page answers one question and defaults to showing data whenever the store has any;
 with nothing to show it names the command that fills it. (One run and compare: run_pages.)
+They name agents and show judges' scores, so they are for admins only; an annotator
+opening the overview is sent to the arena (unless the leaderboard is public).
 """
 
 from __future__ import annotations
@@ -11,14 +13,14 @@ from collections import defaultdict
 from typing import Any
 
 from fastapi import APIRouter, Request
-from fastapi.responses import HTMLResponse, Response
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from lhbench.judges import TierKey, noise_floor
 from lhbench.report import agreement_section, grading_health_section
 from lhbench.schema import GradeStatus, RunStatus, judge_labels
 from lhbench.web.analysis import Analysis, parse_group_by, sort_agents
 from lhbench.web.charts import ci_bar, forest, heatmap
-from lhbench.web.deps import SignedIn, signed_in, viewer, web
+from lhbench.web.deps import Admin, signed_in, viewer, web
 from lhbench.web.judges_aj import aj_view
 
 __all__ = ["router"]
@@ -52,6 +54,9 @@ def overview(request: Request, by: str = "", sort: str = "") -> Response:
     v = viewer(request)
     if not app.public_leaderboard:
         v = signed_in(request)
+        if not v.is_admin:
+            # an annotator's home is the arena: the overview names agents and their scores
+            return RedirectResponse("/arena", status_code=303)
     a = app.analysis(parse_group_by(by))
     rows, metric = sort_agents(a, sort)
     tiers = a.tier_keys
@@ -133,7 +138,7 @@ def _default_pack(a: Analysis) -> str | None:
 @router.get("/tasks", response_class=HTMLResponse)
 def tasks_page(
     request: Request,
-    v: SignedIn,
+    v: Admin,
     tier: str = "",
     pack: str = "",
     by: str = "",
@@ -236,7 +241,7 @@ def _parse_versions(text: str) -> dict[str, str] | None:
 @router.get("/runs", response_class=HTMLResponse)
 def runs_page(
     request: Request,
-    v: SignedIn,
+    v: Admin,
     pack: str = "",
     task: str = "",
     harness: str = "",
@@ -293,7 +298,6 @@ def runs_page(
         active={k: val for k, val in filters.items() if val},
         sort=sort,
         desc=desc,
-        closed=app.closed_to(v),
         options={
             "pack": a.values("pack_id"),
             "task": a.values("task_id"),
@@ -309,7 +313,7 @@ def runs_page(
 
 
 @router.get("/judges", response_class=HTMLResponse)
-def judges_page(request: Request, v: SignedIn) -> Response:
+def judges_page(request: Request, v: Admin) -> Response:
     """Agreement (κ, α), noise floor, parse errors and stale grades per judge; AJ meta-eval."""
     app = web(request)
 

@@ -3,7 +3,8 @@
 A run page shows everything said about the run: transcript (tool calls folded, errors
 linked to the step that recovered), artifacts rendered by type, checks, every grade with
 its evidence, verdicts and cost. Files are served from their own path under a sandboxing
-policy. All three are closed to an annotator while the run waits in their arena queue.
+policy. All three are for admins only: a run id names its harness, and annotators vote
+blind (the arena serves an annotator's pair under opaque tokens).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from lhbench.judges import TierKey, panel_scores
 from lhbench.schema import Artifact, Grade, GradeStatus, Run, RunStatus
 from lhbench.stats import error_events
 from lhbench.web.analysis import Analysis
-from lhbench.web.deps import SignedIn, Viewer, web
+from lhbench.web.deps import Admin, web
 from lhbench.web.render import final_answer, fold_transcript, markdown, render_artifact
 from lhbench.web.security import FILE_CSP, INLINE_MEDIA, content_disposition
 
@@ -33,18 +34,10 @@ MAX_BLOCKS = 1500
 # one run -----------------------------------------------------------------------------------
 
 
-def _open_run(request: Request, v: Viewer, run_id: str) -> Run:
-    app = web(request)
-    run = app.store.find_run(run_id)
+def _open_run(request: Request, run_id: str) -> Run:
+    run = web(request).store.find_run(run_id)
     if run is None:
         raise HTTPException(404, "No such run.")
-    if run_id in app.closed_to(v):
-        raise HTTPException(
-            403,
-            "This run is in your arena queue: its page opens once you have voted on its "
-            "pairs, so that knowing which agent made it cannot sway your votes. "
-            "Admins see every run.",
-        )
     return run
 
 
@@ -108,10 +101,10 @@ def _grade_tables(a: Analysis, pack_id: str, grades: list[Grade]) -> list[dict[s
 
 
 @router.get("/runs/{run_id}", response_class=HTMLResponse)
-def run_page(request: Request, v: SignedIn, run_id: str, all: bool = False) -> Response:
+def run_page(request: Request, v: Admin, run_id: str, all: bool = False) -> Response:
     """A run: transcript, artifacts, checks, grades side by side, verdicts, cost."""
     app = web(request)
-    run = _open_run(request, v, run_id)
+    run = _open_run(request, run_id)
     a = app.analysis()
     traj = app.store.get_trajectory(run_id)
     events = error_events(traj)
@@ -157,10 +150,10 @@ def _file_url(run_id: str, a: Artifact) -> str | None:
 
 
 @router.get("/files/{run_id}/{name:path}")
-def run_file(request: Request, v: SignedIn, run_id: str, name: str) -> Response:
+def run_file(request: Request, v: Admin, run_id: str, name: str) -> Response:
     """A run's file, sandboxed: shown inline only if an image or a framed HTML page."""
     app = web(request)
-    _open_run(request, v, run_id)
+    _open_run(request, run_id)
     for art in app.store.list_artifacts(run_id):
         if art.name == name and art.content is not None:
             return file_response(art.content, art.media_type, name)
@@ -187,19 +180,18 @@ def file_response(content: bytes, media_type: str, name: str | None) -> Response
 
 
 @router.get("/compare", response_class=HTMLResponse)
-def compare_page(request: Request, v: SignedIn, a: str = "", b: str = "") -> Response:
+def compare_page(request: Request, v: Admin, a: str = "", b: str = "") -> Response:
     """Two runs side by side: outcome, scores, verdicts, cost, and the same files."""
     app = web(request)
     an = app.analysis()
-    closed = app.closed_to(v)
     if not a or not b:
-        default = _default_pair(an, closed)
+        default = _default_pair(an)
         if default is None:
             return app.render(request, v, "compare.html", sides=None, rows=[], an=an, a=a, b=b)
         a, b = default
     sides: list[dict[str, Any]] = []
     for run_id in (a, b):
-        run = _open_run(request, v, run_id)
+        run = _open_run(request, run_id)
         traj = app.store.get_trajectory(run_id)
         events = error_events(traj)
         answer = final_answer(traj)
@@ -246,11 +238,11 @@ def compare_page(request: Request, v: SignedIn, a: str = "", b: str = "") -> Res
     )
 
 
-def _default_pair(a: Analysis, closed: set[str]) -> tuple[str, str] | None:
+def _default_pair(a: Analysis) -> tuple[str, str] | None:
     """Two completed runs of one task by different agents (the first such pair)."""
     by_task: dict[tuple[str, str], list[str]] = defaultdict(list)
     for run in a.runs.values():
-        if run.status == RunStatus.COMPLETED.value and run.id not in closed:
+        if run.status == RunStatus.COMPLETED.value:
             by_task[(run.pack_id, run.task_id)].append(run.id)
     for _, ids in sorted(by_task.items()):
         for i, x in enumerate(ids):

@@ -1,8 +1,8 @@
 """What every response carries, and the checks in front of every state change.
 
 - Pages get a strict Content-Security-Policy (scripts and styles from this app only, no
-  inline script or style, no plugins, no framing), ``nosniff``, no referrer, and
-  ``no-store`` when they are personal.
+  inline script or style, no plugins, no framing, Trusted Types required), ``nosniff``,
+  no referrer, and ``no-store`` when they are personal.
 - Run artifacts are served from their own paths (``/files/…``, ``/arena/f/…``) with a
   policy that sandboxes them: an HTML or SVG file a run wrote is shown in an opaque
   origin with scripts off, or downloaded (``Content-Disposition: attachment``); it never
@@ -27,10 +27,14 @@ __all__ = [
     "same_origin_post",
 ]
 
+# the app's own scripts only (no inline script, no eval), and Trusted Types: in Chromium
+# no script of the page can hand a string to an HTML or script sink (innerHTML, srcdoc,
+# script.src…), so the app's JavaScript cannot turn text into markup even by mistake
 PAGE_CSP = (
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
     "font-src 'self'; connect-src 'self'; frame-src 'self'; form-action 'self'; "
-    "base-uri 'none'; object-src 'none'; frame-ancestors 'none'"
+    "base-uri 'none'; object-src 'none'; frame-ancestors 'none'; "
+    "require-trusted-types-for 'script'; trusted-types 'none'"
 )
 # a run's file: no script at all, an opaque origin, and framable only by this app
 FILE_CSP = (
