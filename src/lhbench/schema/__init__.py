@@ -48,8 +48,11 @@ from lhbench.schema.rubric import (
     TierKind,
 )
 from lhbench.schema.run import (
+    RECORDED_OUTCOME_KEY,
+    REPLAY_REFUSED_KEY,
     STEP_ROW,
     Artifact,
+    RecordedOutcome,
     Role,
     Run,
     RunStatus,
@@ -60,6 +63,8 @@ from lhbench.schema.run import (
 
 __all__ = [
     "EXPORTED_MODELS",
+    "RECORDED_OUTCOME_KEY",
+    "REPLAY_REFUSED_KEY",
     "STEP_ROW",
     "WEIGHT_TOLERANCE",
     "ArenaSpec",
@@ -81,6 +86,7 @@ __all__ = [
     "Label",
     "McpServerSpec",
     "PreferenceVote",
+    "RecordedOutcome",
     "Role",
     "Rubric",
     "Run",
