@@ -45,6 +45,7 @@ from lhbench.stats.intervals import (
     proportion,
     t_ci,
 )
+from lhbench.stats.label_agreement import LabelAgreement, label_agreement
 from lhbench.stats.preference import (
     CycleResult,
     OutcomeAgreement,
@@ -87,6 +88,7 @@ __all__ = [
     "ErrorEvent",
     "ExtractionAgreement",
     "KruskalResult",
+    "LabelAgreement",
     "OutcomeAgreement",
     "PairRecord",
     "PairedDelta",
@@ -112,6 +114,7 @@ __all__ = [
     "head_to_head",
     "krippendorff_alpha",
     "kruskal_wallis",
+    "label_agreement",
     "macro_f1",
     "normalise",
     "outcome_agreement",
