@@ -170,8 +170,9 @@ def _copy_task_files(d: Path, dest: Path) -> None:
 
 def _suite_of(rel: Path) -> str:
     """The task suite a log belongs to: ``<model>__<service>-easy`` names a non-standard one."""
+    services = "|".join([*MCPMARK_SERVICES, *SERVICE_ALIASES])
     for part in rel.parts:
-        m = re.search(r"__[a-z_]+-([a-z0-9_]+)$", part)
+        m = re.search(rf"__(?:{services})-([a-z0-9_]+)$", part)
         if m:
             return m.group(1)
     return "standard"
