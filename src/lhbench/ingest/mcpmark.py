@@ -24,10 +24,11 @@ sandbox like any check.
 
 The filesystem server MCPMark runs is given the task's copy
 (``/home/<user>/.mcpmark_backups/backup_<service>_<category>_<task>_<pid>``) and logs
-absolute paths in it: they are rebased under the task root here (:mod:`lhbench.ingest.
-mcpmark_paths`), and a call whose path leaves it is marked not replayable, so its check is
-undecided rather than run on a state without that write. MCPMark's recorded ``success`` is
-kept as the run's :class:`~lhbench.schema.RecordedOutcome`, beside lhbench's own label.
+absolute paths in it: they are rebased under the task root here
+(:mod:`lhbench.ingest.mcpmark_paths`), and a call whose path leaves it is marked not
+replayable, so its check is undecided rather than run on a state without that write.
+MCPMark's recorded ``success`` is kept as the run's
+:class:`~lhbench.schema.RecordedOutcome`, beside lhbench's own label.
 """
 
 from __future__ import annotations
