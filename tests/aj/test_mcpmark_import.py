@@ -34,15 +34,10 @@ def label_runs(tmp_path: Path, pack: Path, postgres: str | None) -> dict[str, tu
         for run in store.list_runs():
             lab = labels.get(run.id)
             assert lab is not None and lab.passed is not None, (run.id, lab)
-            traj = (
-                pack
-                / "tasks"
-                / run.task_id
-                / "trajectories"
-                / f"{run.metadata['trajectory']}.jsonl"
-            )
-            success = json.loads(traj.read_text().splitlines()[0])["metadata"]["mcpmark_success"]
-            out[run.id] = (lab.passed, success)
+            # MCPMark's recorded outcome is stored with the run, beside lhbench's label
+            recorded = run.recorded_outcome
+            assert recorded is not None and recorded.source.startswith("mcpmark:results/"), run
+            out[run.id] = (lab.passed, recorded.passed)
         return out
 
 
@@ -59,7 +54,7 @@ def test_import_writes_a_pack_with_mcpmark_tasks(tmp_path: Path) -> None:
     assert pack.task("postgres-shop-raise_prices").environment.database == "seed.sql"
     # MCPMark's verify.py is kept unchanged beside the protocol wrapper
     src = FIXTURE / "tasks/filesystem/standard/notes/make_summary/verify.py"
-    copied = tmp_path / "p/tasks/filesystem-notes-make_summary/mcpmark_verify.py"
+    copied = tmp_path / "p/tasks/filesystem-notes-make_summary/mcpmark/verify.py"
     assert copied.read_bytes() == src.read_bytes()
 
 
@@ -115,5 +110,52 @@ def test_missing_initial_state_is_named(tmp_path: Path) -> None:
     src = tmp_path / "src"
     shutil.copytree(FIXTURE, src)
     shutil.rmtree(src / "test_environments")
-    with pytest.raises(PackError, match="test_environments/notes"):
+    # MCPMark downloads states per category: the tasks that have one are imported, the
+    # others (and their logs) are skipped with what is missing
+    res = import_mcpmark(src, tmp_path / "p")
+    assert res.tasks == ["postgres-shop-raise_prices"] and res.trajectories == 2
+    assert any("test_environments/notes is missing" in s for s in res.skipped), res.skipped
+    logs = [s for s in res.skipped if s.startswith("exp1/fixture-model__filesystem")]
+    assert len(logs) == 2 and all("test_environments/notes" in s for s in logs), logs
+    shutil.rmtree(src / "postgres_state")
+    with pytest.raises(PackError, match="no task could be imported"):
         import_mcpmark(src, tmp_path / "p")
+
+
+def test_recorded_outcome_is_mcpmarks_verdict_or_none() -> None:
+    from lhbench.ingest.mcpmark import recorded_outcome
+    from lhbench.schema import RECORDED_OUTCOME_KEY, Run
+
+    verified = {
+        "execution_result": {
+            "success": False,
+            "error_message": "Max turns (100) exceeded",
+            "verification_error": "x",
+            "verification_output": "a\nFAIL",
+        }
+    }
+    got = recorded_outcome(verified, "results/r")
+    assert got is not None and got.passed is False
+    assert got.detail == "Max turns (100) exceeded | FAIL"
+    assert got.source == "mcpmark:results/r/meta.json#execution_result.success"
+    setup = {
+        "execution_result": {
+            "success": False,
+            "error_message": "State Duplication Error",
+            "verification_error": None,
+            "verification_output": None,
+        }
+    }
+    none = recorded_outcome(setup, "results/r")
+    assert none is not None and none.passed is None and "did not verify" in none.detail
+    assert recorded_outcome({"execution_result": {"success": "yes"}}, "r") is None
+    assert recorded_outcome([], "r") is None
+    run = Run(
+        id="r",
+        pack_id="p",
+        task_id="t",
+        harness="h",
+        model="m",
+        metadata={RECORDED_OUTCOME_KEY: {"passed": "maybe", "source": ""}},
+    )
+    assert run.recorded_outcome is None  # a malformed claim is no claim

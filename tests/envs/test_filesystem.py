@@ -3,7 +3,7 @@
 from pathlib import Path
 
 from lhbench.envs import replay_filesystem
-from lhbench.schema import Role, Step, StepKind, Trajectory
+from lhbench.schema import REPLAY_REFUSED_KEY, Role, Step, StepKind, Trajectory
 
 
 def _traj(*calls: tuple[str, dict], failed: tuple[int, ...] = ()) -> Trajectory:
@@ -50,3 +50,26 @@ def test_replay_skips_failed_calls_and_escapes(tmp_path: Path) -> None:
     assert not (state / "c.txt").exists() and not outside.exists()
     assert report.applied == 3 and len(report.skipped) == 1 and "climbs out" in report.skipped[0]
     assert (initial / "a.txt").read_text() == "one\n"  # the initial state is untouched
+
+
+def test_replay_skips_what_it_cannot_apply_and_says_why(tmp_path: Path) -> None:
+    initial = tmp_path / "init"
+    (initial / "d").mkdir(parents=True)
+    (initial / "d" / "loop").symlink_to("loop")
+    traj = _traj(
+        ("write_file", {"path": "ok.txt", "content": "1"}),
+        ("write_file", {"path": "/home/u/.mcpmark_backups/backup_x/a.txt", "content": "2"}),
+        ("write_file", {"path": "d\\..\\..\\b.txt", "content": "3"}),
+        ("write_file", {"path": "d/loop/c.txt", "content": "4"}),
+        ("create_directory", {"path": "e"}),
+    )
+    # an importer marks a call it could not map into the task root: the replay skips it
+    traj.steps[2].metadata = {REPLAY_REFUSED_KEY: "path leaves the task root"}
+    report = replay_filesystem(initial, traj, tmp_path / "state")
+    assert report.applied == 2 and (tmp_path / "state" / "ok.txt").read_text() == "1"
+    assert [s.split(": ", 1)[1] for s in report.skipped] == [
+        "path leaves the task root",
+        "path 'd\\\\..\\\\..\\\\b.txt' is Windows-style; it cannot be replayed here",
+        "Symlink loop from '" + str(tmp_path / "state" / "d" / "loop" / "c.txt") + "'",
+    ]
+    assert not list(tmp_path.glob("*.txt")) and not (tmp_path / "state" / "b.txt").exists()

@@ -33,11 +33,16 @@ def meta_tables(store: Store) -> dict[str, Any]:
     """The AJ-Bench tables from stored verdicts and labels."""
     from lhbench.report import ReportData, aj_section
     from lhbench.report.aj_breakdown import aj_breakdown_section
+    from lhbench.report.recorded import recorded_agreement_table
 
     data = ReportData.from_store(store)
     sec = aj_section(data)
     # the per-domain, failure-mode and turn-budget tables follow AJ-Bench's main ones
     more = aj_breakdown_section(data).tables
+    # imported runs' recorded outcomes (MCPMark's) against lhbench's labels
+    recorded = recorded_agreement_table(store.list_runs(), store.list_labels())
+    if recorded is not None:
+        more.append(recorded)
     return {
         "empty": sec.empty,
         "tables": [
@@ -53,7 +58,6 @@ def print_meta_tables(result: dict[str, Any]) -> None:
 
     if result["empty"]:
         say(result["empty"])
-        return
     for t in result["tables"]:
         table = new_table(t["title"], t["columns"])
         for row in t["rows"]:
@@ -68,7 +72,9 @@ def aj_run(
     pack: Annotated[
         str, typer.Argument(help="Pack directory, bundled pack name or pack id.")
     ] = "aj-ds-mini",
-    judge: Annotated[str, typer.Option(help="agent (with tools) or llm (without).")] = "agent",
+    judge: Annotated[
+        str, typer.Option(help="agent (with tools), llm (without), or none (label only).")
+    ] = "agent",
     model: Annotated[
         str | None, typer.Option(help="Judge model (default: aj_model setting).")
     ] = None,
@@ -96,7 +102,8 @@ def aj_run(
     """Label a pack's runs with their checks, then judge each one (re-runs skip what is stored).
 
     The pack's fixture trajectories become runs; every run of the pack (fixtures, `lhbench
-    run`, imports with --pack) is labelled on its final state and judged there.
+    run`, imports with --pack) is labelled on its final state and judged there
+    (`--judge none`: labelled only, no model needed).
     Example: lhbench aj run aj-ds-mini --judge agent --model openai:m@http://127.0.0.1:8000/v1
     """
     # a search pack (web + recorded corpus) is judged item by item; any other as before
@@ -104,14 +111,15 @@ def aj_run(
     from lhbench.jobs.api import aj_judge_spec
 
     settings = settings_for(db, unsafe_no_sandbox=unsafe_no_sandbox)
-    aj_judge_spec(judge, model, settings)  # a bad kind or no model: said before any work
+    kind = None if judge == "none" else judge
+    aj_judge_spec(kind, model, settings)  # a bad kind or no model: said before any work
     with open_store(settings) as store:
         res = asyncio.run(
             judge_states(
                 store,
                 settings,
                 pack=pack,
-                judge=judge,
+                judge=kind,
                 model=model,
                 repeats=repeats,
                 budget=budget,
@@ -233,12 +241,15 @@ def aj_import_mcpmark(
                 "tasks": res.tasks,
                 "trajectories": res.trajectories,
                 "skipped": res.skipped,
+                "refused": res.refused,
             }
         )
         return
     say(f"{res.pack_dir}: {len(res.tasks)} task(s), {res.trajectories} trajectory(ies)")
     for why in res.skipped:
         say(f"skipped {why}", style="dim")
+    for why in res.refused:
+        say(f"not replayable (its run's checks will be undecided): {why}", style="yellow")
 
 
 @aj_app.command("import-osworld")

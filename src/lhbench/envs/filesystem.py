@@ -4,9 +4,12 @@ The trajectory's file operations (MCP filesystem-server style) are applied to a 
 sandbox copy of the task's initial state.
 
 Only calls whose result was not an error are replayed: the replayed state is the state
-the agent actually left. Operations: ``write_file`` (path, content), ``edit_file`` (path,
-edits [{oldText, newText}]), ``create_directory`` (path), ``move_file`` (source,
-destination), ``delete_file`` (path).
+the agent actually left. A call the importer marked not replayable
+(:data:`~lhbench.schema.REPLAY_REFUSED_KEY`: its path left the task root, say) and a call
+that cannot be applied here are skipped and reported: the replay then lacks a write the
+run made, so no check may decide on it. Operations: ``write_file`` (path, content),
+``edit_file`` (path, edits [{oldText, newText}]), ``create_directory`` (path),
+``move_file`` (source, destination), ``delete_file`` (path).
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from lhbench.envs.paths import EscapeError, inside
-from lhbench.schema import StepKind, Trajectory
+from lhbench.schema import REPLAY_REFUSED_KEY, StepKind, Trajectory
 
 __all__ = ["FS_TOOLS", "ReplayReport", "copy_initial_state", "replay_filesystem"]
 
@@ -44,6 +47,10 @@ def copy_initial_state(initial: Path | None, dest: Path) -> Path:
 
 
 def _apply(root: Path, name: str, args: dict[str, Any]) -> None:
+    for key in ("path", "source", "destination"):
+        if "\\" in str(args.get(key, "")):
+            # a Windows path's separators: replayed here they would name one odd file
+            raise EscapeError(f"path {args[key]!r} is Windows-style; it cannot be replayed here")
     if name == "write_file":
         target = inside(root, str(args["path"]))
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -84,9 +91,14 @@ def replay_filesystem(initial: Path | None, trajectory: Trajectory, dest: Path) 
             continue
         if step.tool_call_id in failed:
             continue
+        refused = (step.metadata or {}).get(REPLAY_REFUSED_KEY)
+        if refused:
+            report.skipped.append(f"step {step.index} {step.tool_name}: {refused}")
+            continue
         try:
             _apply(dest, step.tool_name, step.tool_input or {})
             report.applied += 1
-        except (EscapeError, OSError, ValueError, KeyError) as exc:
+        except (EscapeError, OSError, ValueError, KeyError, RuntimeError) as exc:
+            # RuntimeError: a symlink loop in the state, met while resolving the path
             report.skipped.append(f"step {step.index} {step.tool_name}: {exc}")
     return report

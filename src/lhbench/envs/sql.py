@@ -1,7 +1,12 @@
 """SQL environments: a schema + data dump, and a trajectory's statements replayed on a copy.
 
-Replays go into a fresh database, SQLite by default or PostgreSQL when configured. The
-statements come from the trajectory under evaluation, so they are treated as hostile:
+Replays go into a fresh database, SQLite by default or PostgreSQL when configured. The SQL
+tools replayed are the ones agents' database servers offer (``execute_sql``; Supabase's
+``apply_migration``; InsForge's ``run-raw-sql``; …), each call whose result was not an
+error. On PostgreSQL a call's SQL runs as the server ran it: the whole text in one
+simple-protocol query (PostgreSQL parses it: dollar-quoted bodies, explicit transactions),
+so a call is applied or skipped whole. The statements come from the trajectory under
+evaluation, so they are treated as hostile:
 
 - SQLite: the replay runs in a sandboxed worker that may write only its database's
   directory, on a guarded connection (no ATTACH / VACUUM INTO, no extensions, bounded
@@ -18,11 +23,13 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import secrets
 import sys
 import tempfile
 import threading
 import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -31,7 +38,7 @@ from sqlalchemy import create_engine, text
 from sqlalchemy.engine import URL, make_url
 
 from lhbench.envs.filesystem import ReplayReport
-from lhbench.schema import StepKind, Trajectory
+from lhbench.schema import REPLAY_REFUSED_KEY, StepKind, Trajectory
 
 if TYPE_CHECKING:
     from lhbench.sandbox import Sandbox
@@ -45,7 +52,11 @@ __all__ = [
     "split_statements",
 ]
 
-SQL_TOOLS = {"execute_sql", "write_query", "run_sql", "query"}
+SQL_TOOLS = {"execute_sql", "write_query", "run_sql", "query", "apply_migration", "run-raw-sql"}
+# a plain dump's data block, as pg_dump writes it (the rows follow, up to a line "\.")
+_COPY_FROM_STDIN = re.compile(r"^COPY\s.+\sFROM\s+stdin\s*;\s*$", re.IGNORECASE)
+# psql commands recent pg_dump versions write around a dump; no SQL in them
+_PSQL_IGNORED = ("\\restrict", "\\unrestrict")
 
 
 def split_statements(script: str) -> list[str]:
@@ -167,15 +178,36 @@ class PostgresDatabases:
                     conn.execute(text(f"ALTER SCHEMA public OWNER TO {_quote(self.owner)}"))
             finally:
                 admin.dispose()
-            eng = self._owner_engine(name)
-            try:
-                with eng.begin() as conn:  # type: ignore[attr-defined]
-                    for stmt in split_statements(dump):
-                        conn.execute(text(stmt))
-            finally:
-                eng.dispose()  # type: ignore[attr-defined]
+            self._load_dump(name, dump)
             self._templates[key] = name
             return name
+
+    def _load_dump(self, database: str, dump: str) -> None:
+        """Load a plain SQL dump (statements and ``COPY … FROM stdin`` blocks) as the owner.
+
+        Raises:
+            ReplayError: the dump does not load (the failing part named).
+        """
+        import psycopg
+
+        url = self._url_for(database, self.owner, self._owner_password)
+        conninfo = url.render_as_string(hide_password=False).replace("+psycopg", "", 1)
+        # the dump is the pack's, not the agent's: loading a large one may take minutes
+        with psycopg.connect(conninfo, options="-c statement_timeout=600000") as conn:
+            cur = conn.cursor()
+            for sql, rows in dump_parts(dump):
+                try:
+                    if rows is None:
+                        cur.execute(sql.encode())  # one simple query: PostgreSQL parses it
+                    else:
+                        with cur.copy(sql.encode()) as copy:
+                            copy.write(rows.encode())
+                except psycopg.Error as exc:
+                    where = sql.strip().splitlines()[0][:80] if sql.strip() else "(empty)"
+                    raise ReplayError(
+                        f"the initial database does not load at {where!r}: {exc}"
+                    ) from None
+            conn.commit()
 
     def clone(self, template: str) -> str:
         """A fresh database copied from a template, owned by the owner role; its URL."""
@@ -236,21 +268,60 @@ class PostgresDatabases:
         self._engine.dispose()
 
 
-def _statements(trajectory: Trajectory) -> list[str]:
+def dump_parts(dump: str) -> Iterator[tuple[str, str | None]]:
+    r"""A plain SQL dump as ``(sql, None)`` chunks and ``(COPY statement, rows)`` blocks.
+
+    Raises:
+        ReplayError: a ``COPY`` block is not closed, or the dump holds a psql command
+            (``\connect``, …) that is not SQL.
+    """
+    sql: list[str] = []
+    lines = iter(dump.splitlines(keepends=True))
+    for line in lines:
+        if _COPY_FROM_STDIN.match(line):
+            if "".join(sql).strip():
+                yield "".join(sql), None
+            sql = []
+            rows = []
+            for row in lines:
+                if row.rstrip("\r\n") == "\\.":
+                    break
+                rows.append(row)
+            else:
+                raise ReplayError(f"the dump's {line.strip()[:60]!r} block has no closing \\.")
+            yield line.strip().rstrip(";"), "".join(rows)
+        elif line.startswith("\\"):
+            if not line.startswith(_PSQL_IGNORED):
+                raise ReplayError(f"the dump holds a psql command ({line.split()[0]}), not SQL")
+        else:
+            sql.append(line)
+    if "".join(sql).strip():
+        yield "".join(sql), None
+
+
+def _calls(trajectory: Trajectory) -> tuple[list[str], list[str]]:
+    """The SQL text of every successful SQL call, and the calls the importer refused."""
     failed = {
         s.tool_call_id for s in trajectory.steps if s.kind == StepKind.TOOL_RESULT and s.is_error
     }
-    out = []
+    out, refused = [], []
     for s in trajectory.steps:
-        if (
-            s.kind == StepKind.TOOL_CALL
-            and s.tool_name in SQL_TOOLS
-            and s.tool_call_id not in failed
-        ):
-            sql = (s.tool_input or {}).get("sql") or (s.tool_input or {}).get("query")
-            if isinstance(sql, str):
-                out.extend(split_statements(sql))
-    return out
+        if s.kind != StepKind.TOOL_CALL or s.tool_name not in SQL_TOOLS:
+            continue
+        if s.tool_call_id in failed:
+            continue
+        why = (s.metadata or {}).get(REPLAY_REFUSED_KEY)
+        if why:
+            refused.append(f"step {s.index} {s.tool_name}: {why}")
+            continue
+        sql = (s.tool_input or {}).get("sql") or (s.tool_input or {}).get("query")
+        if isinstance(sql, str) and sql.strip():
+            out.append(sql)
+    return out, refused
+
+
+def _statements(trajectory: Trajectory) -> list[str]:
+    return [stmt for sql in _calls(trajectory)[0] for stmt in split_statements(sql)]
 
 
 class ReplayError(RuntimeError):
@@ -310,28 +381,32 @@ def replay_sql(
     Raises:
         ReplayError: the dump does not load or the replay worker failed.
     """
-    statements = _statements(trajectory)
+    calls, refused = _calls(trajectory)
     if postgres is None:
         from lhbench.sandbox import get_sandbox
 
+        statements = [stmt for sql in calls for stmt in split_statements(sql)]
         report = _replay_sqlite(dump, statements, dest, sandbox or get_sandbox())
+        report.skipped[:0] = refused
         url = f"sqlite:///{dest}"
         return SqlState(url=url, backend="sqlite", path=dest, read_url=url), report
-    report = ReplayReport()
+    import psycopg
+    from psycopg.pq import TransactionStatus
+
+    report = ReplayReport(skipped=list(refused))
     url = postgres.clone(postgres.template(dump))
     database = make_url(url).database or ""
-    eng = create_engine(
-        url.replace("postgresql://", "postgresql+psycopg://", 1),
-        connect_args={"options": f"-c statement_timeout={postgres.statement_timeout_ms}"},
-    )
-    try:
-        for stmt in statements:
+    options = f"-c statement_timeout={postgres.statement_timeout_ms}"
+    with psycopg.connect(url, autocommit=True, options=options) as conn:
+        for sql in calls:
             try:
-                with eng.begin() as c:
-                    c.execute(text(stmt))
+                conn.execute(sql.encode())  # no parameters: one simple query, as a server runs it
+                if conn.info.transaction_status == TransactionStatus.INTRANS:
+                    conn.execute(b"COMMIT")  # a call left its BEGIN open: its server committed
                 report.applied += 1
-            except Exception as exc:  # a statement the agent's run also saw fail
-                report.skipped.append(f"{stmt[:60]}: {str(exc).splitlines()[0]}")
-    finally:
-        eng.dispose()
+            except psycopg.Error as exc:  # a call the agent's run saw succeed fails here
+                if conn.info.transaction_status != TransactionStatus.IDLE:
+                    conn.execute(b"ROLLBACK")
+                first = (str(exc).splitlines() or [type(exc).__name__])[0]
+                report.skipped.append(f"{' '.join(sql.split())[:60]}: {first}")
     return SqlState(url=url, backend="postgresql", read_url=postgres.reader_url(database)), report

@@ -91,7 +91,9 @@ class FixtureJob:
             model=info.model or "fixture",
             status=RunStatus.COMPLETED,
             source=source,
-            metadata=metadata,
+            # what the file's run line says (e.g. the outcome its harness recorded), as an
+            # import keeps it; the fixture's own keys win
+            metadata={**{k: v for k, v in info.metadata.items() if v is not None}, **metadata},
         )
         return run, traj
 

@@ -3,7 +3,9 @@
 The checks are the task's ``verify`` script (``environment.verify``, default ``verify.py``)
 and its declared hook checks, run on the kept workspace of a run lhbench ran, or on the
 replayed state of an imported one. A check that crashes, times out or answers in a shape
-it should not gives an undecided label with the reason: the job goes on.
+it should not gives an undecided label with the reason: the job goes on. So does a replay
+that could not apply every call the run made (a write refused, a statement failing where
+the run's succeeded): a check on a state the run never left decides nothing.
 """
 
 from __future__ import annotations
@@ -143,6 +145,17 @@ class VerifyJob:
             state = await self.states.get(run)
         except (LookupError, OSError, ValueError, ReplayError) as exc:
             return self._label(run, check, None, "", f"no final state: {exc}")
+        if state.replayed and state.skipped:
+            # the replayed state lacks something the run did: a check on it decides nothing
+            n = len(state.skipped)
+            return self._label(
+                run,
+                check,
+                None,
+                "",
+                f"replay incomplete: {n} call(s) of the run could not be replayed: "
+                + "; ".join(state.skipped[:3]),
+            )
         if check.hook:
             return await asyncio.to_thread(self._hook, run, check, state.ref.root)
         if check.figma:
@@ -170,10 +183,7 @@ class VerifyJob:
                 )
         except VerifyError as exc:
             return self._label(run, check, None, "", str(exc))
-        detail = res.detail
-        if state.skipped:
-            detail += f" (replay skipped {len(state.skipped)} call(s): {state.skipped[0]})"
-        return self._label(run, check, res.passed, detail, None)
+        return self._label(run, check, res.passed, res.detail, None)
 
     def _hook(self, run: Run, check: Check, root: Path | None) -> Label:
         from lhbench.harness.hooks import run_hooks

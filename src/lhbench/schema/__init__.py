@@ -49,8 +49,11 @@ from lhbench.schema.rubric import (
     TierKind,
 )
 from lhbench.schema.run import (
+    RECORDED_OUTCOME_KEY,
+    REPLAY_REFUSED_KEY,
     STEP_ROW,
     Artifact,
+    RecordedOutcome,
     Role,
     Run,
     RunStatus,
@@ -62,6 +65,8 @@ from lhbench.schema.run import (
 __all__ = [
     "EXPORTED_MODELS",
     "MIXED_SCALE_RULE",
+    "RECORDED_OUTCOME_KEY",
+    "REPLAY_REFUSED_KEY",
     "STEP_ROW",
     "WEIGHT_TOLERANCE",
     "ArenaSpec",
@@ -83,6 +88,7 @@ __all__ = [
     "Label",
     "McpServerSpec",
     "PreferenceVote",
+    "RecordedOutcome",
     "Role",
     "Rubric",
     "Run",

@@ -6,13 +6,23 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any, Literal
 
-from pydantic import AwareDatetime, Field, NonNegativeFloat, NonNegativeInt, model_validator
+from pydantic import (
+    AwareDatetime,
+    Field,
+    NonNegativeFloat,
+    NonNegativeInt,
+    ValidationError,
+    model_validator,
+)
 
 from lhbench.schema.base import Schema, Usage
 
 __all__ = [
+    "RECORDED_OUTCOME_KEY",
+    "REPLAY_REFUSED_KEY",
     "STEP_ROW",
     "Artifact",
+    "RecordedOutcome",
     "Role",
     "Run",
     "RunStatus",
@@ -32,6 +42,27 @@ class RunStatus(StrEnum):
     TIMED_OUT = "timed_out"
     LIMIT_EXCEEDED = "limit_exceeded"
     INCOMPLETE = "incomplete"
+
+
+RECORDED_OUTCOME_KEY = "recorded_outcome"
+# a tool call's step metadata key: an importer could not map the call into the task's
+# environment (its path leaves the task root, its result is missing); a replay skips the
+# call and gives this reason, so no check decides on a state that lacks it
+REPLAY_REFUSED_KEY = "replay_refused"
+
+
+class RecordedOutcome(Schema):
+    """The outcome the system that made a run recorded for it (e.g. MCPMark's ``success``).
+
+    It is that system's claim, kept beside lhbench's own labels (never as one) so the two
+    can be shown and compared. ``passed`` is None when the source recorded no verdict (its
+    own setup failed, say); ``detail`` then says why. A run keeps it in its metadata under
+    :data:`RECORDED_OUTCOME_KEY`.
+    """
+
+    passed: bool | None
+    source: str = Field(min_length=1, description="Where it was read, e.g. 'mcpmark:<log>'.")
+    detail: str = ""
 
 
 class Run(Schema):
@@ -60,6 +91,17 @@ class Run(Schema):
     error: str | None = None
     source: str | None = Field(default=None, description="Where an imported run came from.")
     metadata: dict[str, Any] = Field(default_factory=dict)
+
+    @property
+    def recorded_outcome(self) -> RecordedOutcome | None:
+        """What the run's own system recorded as its outcome, when it recorded one."""
+        raw = self.metadata.get(RECORDED_OUTCOME_KEY)
+        if not isinstance(raw, dict):
+            return None
+        try:
+            return RecordedOutcome.model_validate(raw)
+        except ValidationError:
+            return None  # a malformed claim is no claim; the label is lhbench's anyway
 
     @property
     def duration_s(self) -> float | None:

@@ -54,6 +54,7 @@ from lhbench.stats.intervals import (
     proportion,
     t_ci,
 )
+from lhbench.stats.label_agreement import LabelAgreement, label_agreement
 from lhbench.stats.preference import (
     CycleResult,
     OutcomeAgreement,
@@ -98,6 +99,7 @@ __all__ = [
     "ErrorEvent",
     "ExtractionAgreement",
     "KruskalResult",
+    "LabelAgreement",
     "OutcomeAgreement",
     "PairAgreement",
     "PairRecord",
@@ -128,6 +130,7 @@ __all__ = [
     "human_vlm_agreement",
     "krippendorff_alpha",
     "kruskal_wallis",
+    "label_agreement",
     "macro_f1",
     "matched_comparisons",
     "normalise",
