@@ -25,7 +25,7 @@ import contextlib
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from lhbench.errors import ConfigError
 from lhbench.jobs.fixtures import FixtureJob
@@ -120,17 +120,17 @@ class ReplayEnvironment:
     The base of the built-ins: each overrides what its domain does differently.
     """
 
-    name: ClassVar[str] = "filesystem"
-    description: ClassVar[str] = (
+    name: str = "filesystem"
+    description: str = (
         "files: the run's workspace, or its file calls replayed on the task's initial state"
     )
-    kinds: ClassVar[tuple[EnvironmentKind, ...]] = (
+    kinds: tuple[EnvironmentKind, ...] = (
         EnvironmentKind.FILESYSTEM,
         EnvironmentKind.NONE,
         EnvironmentKind.WEB,
     )
-    options: ClassVar[Mapping[str, tuple[str, ...]]] = {}
-    state_dir: ClassVar[str] = "files"
+    options: Mapping[str, tuple[str, ...]] = {}
+    state_dir: str = "files"
 
     def claims(self, pack: LoadedPack) -> bool:
         """Packs of this environment's kinds."""
@@ -177,14 +177,14 @@ class ReplayEnvironment:
 class SqlEnvironment(ReplayEnvironment):
     """Databases: the run's SQLite file, or its SQL replayed in SQLite or PostgreSQL."""
 
-    name: ClassVar[str] = "sql"
-    description: ClassVar[str] = (
+    name: str = "sql"
+    description: str = (
         "databases: the run's database, or its SQL replayed on the task's dump "
         "(SQLite, or PostgreSQL with postgres_url)"
     )
-    kinds: ClassVar[tuple[EnvironmentKind, ...]] = (EnvironmentKind.SQL, EnvironmentKind.MIXED)
-    options: ClassVar[Mapping[str, tuple[str, ...]]] = {"postgres_url": ()}
-    state_dir: ClassVar[str] = "sqlite"
+    kinds: tuple[EnvironmentKind, ...] = (EnvironmentKind.SQL, EnvironmentKind.MIXED)
+    options: Mapping[str, tuple[str, ...]] = {"postgres_url": ()}
+    state_dir: str = "sqlite"
 
     def postgres(self, ctx: EnvContext) -> PostgresDatabases | None:
         """The PostgreSQL server replays go to (``postgres_url`` or ``aj_postgres_url``)."""
@@ -201,32 +201,32 @@ class SqlEnvironment(ReplayEnvironment):
 class FigmaEnvironment(ReplayEnvironment):
     """Figma-to-code: the agent's app in its workspace, checked against the design."""
 
-    name: ClassVar[str] = "figma-to-code"
-    description: ClassVar[str] = (
+    name: str = "figma-to-code"
+    description: str = (
         "an app built from a Figma design: the run's workspace, built, served and captured"
     )
-    kinds: ClassVar[tuple[EnvironmentKind, ...]] = (EnvironmentKind.FIGMA_TO_CODE,)
+    kinds: tuple[EnvironmentKind, ...] = (EnvironmentKind.FIGMA_TO_CODE,)
 
 
 class ContentEnvironment(ReplayEnvironment):
     """Programmatic content: a course (scenes, slides, citations) in the run's workspace."""
 
-    name: ClassVar[str] = "programmatic-content"
-    description: ClassVar[str] = (
+    name: str = "programmatic-content"
+    description: str = (
         "a course the agent produced: the run's workspace, its scenes, slides and citations"
     )
-    kinds: ClassVar[tuple[EnvironmentKind, ...]] = (EnvironmentKind.PROGRAMMATIC_CONTENT,)
+    kinds: tuple[EnvironmentKind, ...] = (EnvironmentKind.PROGRAMMATIC_CONTENT,)
 
 
 class SearchEnvironment(ReplayEnvironment):
     """Search: answers split into items, each a run judged with the recorded web."""
 
-    name: ClassVar[str] = "search"
-    description: ClassVar[str] = (
+    name: str = "search"
+    description: str = (
         "deep-research answers split into items, judged against a recorded web corpus"
     )
-    kinds: ClassVar[tuple[EnvironmentKind, ...]] = (EnvironmentKind.WEB,)
-    options: ClassVar[Mapping[str, tuple[str, ...]]] = {"tool_set": ("state", "state+trajectory")}
+    kinds: tuple[EnvironmentKind, ...] = (EnvironmentKind.WEB,)
+    options: Mapping[str, tuple[str, ...]] = {"tool_set": ("state", "state+trajectory")}
 
     def claims(self, pack: LoadedPack) -> bool:
         """Web packs with a recorded corpus (``corpus/``)."""
@@ -279,13 +279,13 @@ class SearchEnvironment(ReplayEnvironment):
 class GuiEnvironment(ReplayEnvironment):
     """Office (GUI): OSWorld-shaped trajectories and their final documents."""
 
-    name: ClassVar[str] = "gui"
-    description: ClassVar[str] = (
+    name: str = "gui"
+    description: str = (
         "office tasks: the final document, screenshots and accessibility trees, "
         "the document rendered by LibreOffice in the sandbox"
     )
-    kinds: ClassVar[tuple[EnvironmentKind, ...]] = (EnvironmentKind.GUI,)
-    options: ClassVar[Mapping[str, tuple[str, ...]]] = {"modality": ("screenshot", "a11y", "both")}
+    kinds: tuple[EnvironmentKind, ...] = (EnvironmentKind.GUI,)
+    options: Mapping[str, tuple[str, ...]] = {"modality": ("screenshot", "a11y", "both")}
 
     def claims(self, pack: LoadedPack) -> bool:
         """GUI packs on disk."""
