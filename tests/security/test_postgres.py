@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import socket
 import struct
@@ -317,3 +318,26 @@ def test_judge_sql_whose_cancel_is_lost_is_terminated(
     finally:
         db.close()
     assert _running(make_url(replayed.reader_url).username or "", "lost-cancel") == 0
+
+
+# -- lhbench doctor checks it live --------------------------------------------------------
+
+
+def test_doctor_reports_trust_auth_and_that_the_gate_refuses_it() -> None:
+    from tests.cli.helpers import cli
+
+    assert PG_URL is not None
+    with bounded(120):
+        res = cli("doctor", "--no-self-test", "--postgres", PG_URL, "--json")
+    doc = json.loads(res.stdout)
+    probes = {p["check"]: p for p in doc["self_test"]}
+    assert any(c.startswith(("PostgreSQL trusts", "PostgreSQL checks passwords")) for c in probes)
+    for check in (
+        "the gate refuses the role 'postgres'",
+        "the gate refuses the reader elsewhere",
+        "the reader cannot run COPY … TO PROGRAM",
+        "the gate cancels a query that turned its statement_timeout off",
+        "a superuser URL is refused to untrusted code",
+    ):
+        assert probes[check]["ok"], probes[check]
+    assert "lhbench:" in probes["the gate refuses the role 'postgres'"]["saw"]
