@@ -341,3 +341,27 @@ def test_doctor_reports_trust_auth_and_that_the_gate_refuses_it() -> None:
     ):
         assert probes[check]["ok"], probes[check]
     assert "lhbench:" in probes["the gate refuses the role 'postgres'"]["saw"]
+
+
+def test_gate_closes_a_session_whose_query_outlives_its_cancel(
+    gate: tuple[object, Path], replayed: Replayed, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from lhbench.sandbox import PgGate
+
+    fwd, sockdir = gate
+    # a cancel that does not stop the query (lost, or a backend that does not look)
+    monkeypatch.setattr(PgGate, "_send_cancel", lambda self, key: None)
+    reader = make_url(replayed.reader_url).username or ""
+    with _through(sockdir, replayed) as conn:
+        conn.execute("SET statement_timeout = 0")
+        t0 = time.monotonic()
+        with bounded(30), pytest.raises(psycopg.OperationalError) as closed:
+            conn.execute("SELECT pg_sleep(30), 'outlives-cancel'")
+        assert time.monotonic() - t0 < 6
+        assert "did not stop when cancelled" in str(closed.value), closed.value
+    assert fwd.gate.closed_sessions == 1  # type: ignore[attr-defined]
+    # the server notices its client is gone (client_connection_check_interval on the role)
+    deadline = time.monotonic() + 10
+    while _running(reader, "outlives-cancel") and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert _running(reader, "outlives-cancel") == 0
