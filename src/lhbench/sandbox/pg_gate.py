@@ -46,6 +46,7 @@ GSSENC_REQUEST = 80877104
 CANCEL_REQUEST = 80877102
 _MAX_STARTUP = 10_000  # libpq's own limit on a startup packet
 _BUF = 1 << 16
+_LENGTH = struct.Struct("!I")
 
 
 @dataclass(frozen=True)
@@ -104,12 +105,16 @@ def _parameters(body: bytes) -> dict[str, str] | None:
 class _Frames:
     """Splits one direction of a PostgreSQL stream (after startup) into messages.
 
-    ``on_message(type, body)`` is called for each message; ``body`` is given only for the
-    types in ``bodies`` (None otherwise), so large rows are never copied.
+    ``on_message(type, body)`` is called for each message of the types in ``kinds``;
+    ``body`` is given only for the types in ``bodies`` (None otherwise), so large rows are
+    never copied.
     """
 
-    def __init__(self, on_message: Callable[[bytes, bytes | None], None], bodies: bytes) -> None:
+    def __init__(
+        self, on_message: Callable[[bytes, bytes | None], None], kinds: bytes, bodies: bytes
+    ) -> None:
         self._on = on_message
+        self._kinds = kinds
         self._bodies = bodies
         self._head = b""
         self._left = 0
@@ -122,7 +127,9 @@ class _Frames:
         return not self._left and not self._head
 
     def feed(self, data: bytes) -> None:
+        """Account for ``data``, the next bytes of the stream, calling back per message."""
         i, n = 0, len(data)
+        unpack = _LENGTH.unpack_from
         while i < n:
             if self._left:
                 take = min(self._left, n - i)
@@ -134,21 +141,27 @@ class _Frames:
                     self._on(self._type, bytes(self._body))
                     self._body = None
                 continue
-            take = min(5 - len(self._head), n - i)
-            self._head += data[i : i + take]
-            i += take
-            if len(self._head) < 5:
-                continue
-            self._type = self._head[:1]
-            length = struct.unpack("!I", self._head[1:5])[0]
-            self._head = b""
+            if not self._head and i + 5 <= n:  # the common case: a whole header at hand
+                kind, length = data[i : i + 1], unpack(data, i + 1)[0]
+                i += 5
+            else:
+                take = min(5 - len(self._head), n - i)
+                self._head += data[i : i + take]
+                i += take
+                if len(self._head) < 5:
+                    continue
+                kind, length = self._head[:1], unpack(self._head, 1)[0]
+                self._head = b""
             if length < 4:
                 raise ConnectionError(f"malformed message length {length}")
+            self._type = kind
             self._left = length - 4
-            if self._type in self._bodies and self._left:
+            if kind not in self._kinds:
+                continue
+            if kind in self._bodies and self._left:
                 self._body = bytearray()
             else:
-                self._on(self._type, None if self._left else b"")
+                self._on(kind, None if self._left else b"")
 
 
 class _Session:
@@ -321,14 +334,14 @@ class PgGate:
 
         down = threading.Thread(
             target=one_way,
-            args=(upstream, client, _Frames(from_server, b"K")),
+            args=(upstream, client, _Frames(from_server, b"KZ", b"K")),
             daemon=True,
             name="lhbench-pg-gate",
         )
         down.start()
         watch = threading.Thread(target=self._watch, args=(session, client, upstream), daemon=True)
         watch.start()
-        one_way(client, upstream, _Frames(from_client, b""))
+        one_way(client, upstream, _Frames(from_client, b"QESF", b""))
         # the client is gone (or said Terminate): a query it left running is cancelled
         if session.busy_since is not None and session.key is not None and not session.cancelled:
             session.cancelled = True
