@@ -29,13 +29,13 @@ from lhbench.sandbox import (
     CRASH_EXIT,
     Endpoint,
     Limits,
-    PgAccess,
     Sandbox,
     get_sandbox,
     policy_for,
     run_sandboxed_sync,
     script_argv,
 )
+from lhbench.sandbox.pg_gate import PgAccess
 
 __all__ = [
     "VerifyError",
