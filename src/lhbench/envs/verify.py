@@ -14,7 +14,6 @@ hangs affects only itself.
 
 from __future__ import annotations
 
-import getpass
 import json
 import tempfile
 import time
@@ -78,6 +77,8 @@ def database_access(
     url = make_url(db_url.replace("postgresql://", "postgresql+psycopg://", 1))
     if url.get_backend_name() == "sqlite":
         return ([Path(url.database).parent] if url.database else []), []
+    import getpass
+
     require_read_only_url(db_url, "the database URL given to untrusted code")
     host, port = url.host or "127.0.0.1", int(url.port or 5432)
     role = url.username or getpass.getuser()
