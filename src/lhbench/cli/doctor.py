@@ -83,6 +83,13 @@ def doctor(
     self_test: Annotated[
         bool, typer.Option("--self-test/--no-self-test", help="Probe the sandbox by using it.")
     ] = True,
+    postgres: Annotated[
+        str | None,
+        typer.Option(
+            help="Probe this PostgreSQL server (admin URL) and the gate in front of it; "
+            "defaults to aj_postgres_url."
+        ),
+    ] = None,
     as_json: JsonOption = False,
 ) -> None:
     """Say which sandbox lhbench would use here, what it confines, and what else is installed.
@@ -115,6 +122,11 @@ def doctor(
 
     programs["soffice"] = soffice_binary() is not None
     probes = _self_test() if name and self_test else []
+    pg_url = postgres or settings.aj_postgres_url
+    if pg_url:
+        from lhbench.cli.doctor_postgres import postgres_probes
+
+        probes += postgres_probes(pg_url)
     ok = name is not None and all(good for _, good, _ in probes)
     if as_json:
         dump_json(
@@ -140,6 +152,8 @@ def doctor(
             say(f"  {backend}: {'works' if why is None else why}")
         for check, good, saw in probes:
             say(f"  [{'ok  ' if good else 'FAIL'}] {check}" + ("" if good else f" (saw: {saw})"))
+        if pg_url and not self_test:
+            say("  (PostgreSQL probes ran without the sandbox self-test)")
         say("programs: " + ", ".join(f"{k}={'yes' if v else 'no'}" for k, v in programs.items()))
     if not ok:
         raise typer.Exit(1)

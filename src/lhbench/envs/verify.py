@@ -23,6 +23,7 @@ from pathlib import Path
 
 from sqlalchemy.engine import make_url
 
+from lhbench.envs.pg_guard import PgRoleError, require_read_only_url
 from lhbench.sandbox import (
     CRASH_EXIT,
     Endpoint,
@@ -33,6 +34,7 @@ from lhbench.sandbox import (
     run_sandboxed_sync,
     script_argv,
 )
+from lhbench.sandbox.pg_gate import PgAccess
 
 __all__ = [
     "VerifyError",
@@ -57,18 +59,31 @@ class VerifyResult:
     seconds: float
 
 
-def database_access(db_url: str | None) -> tuple[list[Path], list[Endpoint]]:
+def database_access(
+    db_url: str | None, *, statement_s: float | None = 60.0
+) -> tuple[list[Path], list[Endpoint]]:
     """What a sandboxed reader of ``db_url`` needs.
 
-    The SQLite file's directory (read-only), or the PostgreSQL server as an endpoint.
+    The SQLite file's directory (read-only), or the PostgreSQL server as an endpoint whose
+    forwarder admits only the URL's role and database (the gate cancels a query running
+    past ``statement_s``). A PostgreSQL URL whose role can do more than read is refused
+    here, before any untrusted code gets it.
+
+    Raises:
+        PgRoleError: the PostgreSQL role is a superuser, can write, or cannot be checked.
     """
     if db_url is None:
         return [], []
     url = make_url(db_url.replace("postgresql://", "postgresql+psycopg://", 1))
     if url.get_backend_name() == "sqlite":
         return ([Path(url.database).parent] if url.database else []), []
+    import getpass
+
+    require_read_only_url(db_url, "the database URL given to untrusted code")
     host, port = url.host or "127.0.0.1", int(url.port or 5432)
-    return [], [Endpoint(host, port, port)]
+    role = url.username or getpass.getuser()
+    access = PgAccess(role, url.database or role, statement_s=statement_s)
+    return [], [Endpoint(host, port, port, postgres=access)]
 
 
 def check_limits(timeout: float) -> Limits:
@@ -153,7 +168,10 @@ def _run_check(
     if root is not None:
         extra += ["--root", str(root)]
         readable.append(root)
-    dirs, endpoints = database_access(db_url)
+    try:
+        dirs, endpoints = database_access(db_url, statement_s=timeout)
+    except PgRoleError as exc:
+        raise VerifyError(f"{what}: not run: {exc}") from None
     readable += dirs
     if db_url is not None:
         extra += ["--db", db_url]

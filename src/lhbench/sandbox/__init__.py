@@ -17,6 +17,7 @@ from lhbench.sandbox.bubblewrap import SANDBOX_UID, BubblewrapSandbox
 from lhbench.sandbox.cgroups import cgroup_support
 from lhbench.sandbox.container import ContainerSandbox
 from lhbench.sandbox.forward import Forwarder
+from lhbench.sandbox.pg_gate import PgAccess, PgGate
 from lhbench.sandbox.policy import (
     CRASH_EXIT,
     ENV_ALLOW,
@@ -44,6 +45,8 @@ __all__ = [
     "Forwarder",
     "Limits",
     "Mount",
+    "PgAccess",
+    "PgGate",
     "Prepared",
     "Sandbox",
     "SandboxPolicy",
