@@ -193,8 +193,8 @@ class VerifyJob:
             return self._label(run, check, None, "", "hook checks need a directory state")
         spec = HookSpec(after_tool="*", check=check.script.name, timeout_s=self.timeout_s)
         [res] = run_hooks([spec], "*", check.script.parent, root, sandbox=self.states.sandbox)
-        if res.diagnosis.startswith(("the check could not run", "the check timed out")):
-            return self._label(run, check, None, "", res.diagnosis)
+        if res.error is not None:
+            return self._label(run, check, None, "", res.error)
         return self._label(run, check, res.ok, res.diagnosis, None)
 
     def _figma(self, run: Run, check: Check, root: Path | None) -> Label:
@@ -247,7 +247,9 @@ class VerifyJob:
         reason = (result.error or "check failed").split(":", 1)[0]
         if "timed out" in (result.error or ""):
             reason = "check timed out"
-        elif "exited" in (result.error or ""):
+        elif "contradicts itself" in (result.error or ""):
+            reason = "check's exit code and answer disagree"
+        elif "exited" in (result.error or "") or "crashed" in (result.error or ""):
             reason = "check crashed"
         return Assessment(False, reason)
 
