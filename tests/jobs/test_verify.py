@@ -134,9 +134,7 @@ def test_a_crashing_or_hanging_check_is_an_undecided_label_and_the_job_goes_on(
     assert len(undecided) == 1 and "exited 7" in (undecided[0].error or "")
 
 
-def test_a_verify_script_contradicting_itself_is_never_a_pass(
-    store: Store, tmp_path: Path
-) -> None:
+def test_a_verify_script_contradicting_itself_is_never_a_pass(store: Store, tmp_path: Path) -> None:
     import shutil
 
     from lhbench.packs import resolve_pack_dir
