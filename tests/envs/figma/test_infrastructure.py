@@ -68,6 +68,7 @@ def test_an_unreachable_registry_is_infrastructure(tmp_path: Path) -> None:
     (app / "package.json").write_text(
         '{"name": "a", "version": "1.0.0", "dependencies": {"left-pad": "1.3.0"}}'
     )
+    (app / ".npmrc").write_text("fetch-retries=0\n")  # fail at once, not after backoffs
     # a closed port on 127.0.0.1: npm cannot reach the registry (ECONNREFUSED)
     with pytest.raises(InfrastructureError, match="could not be reached"):
         build_app(
