@@ -363,9 +363,11 @@ class ReportData:
             data.grades = all_grades
             data.votes = ok_votes
         else:
+            infra, infra_judged = data.excluded.infra_runs, data.excluded.infra_judgements
             data.grades, data.excluded = current_grades(
                 all_grades, data.runs, rubric_hashes, library, panel=panel
             )
+            data.excluded.infra_runs, data.excluded.infra_judgements = infra, infra_judged
             data.votes = []
             for v in ok_votes:
                 current = (
