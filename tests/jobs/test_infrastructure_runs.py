@@ -130,3 +130,20 @@ def test_a_check_that_could_not_run_for_infrastructure_is_retried_not_kept(
     key = label_key("r", infra.source, infra.check_hash)
     assert job.stored([key]) == {key: "retryable"}
     assert Check(Path("gt"), infra.source, "", figma=True).figma
+
+
+def test_checks_that_could_not_run_for_infrastructure_are_counted_as_such() -> None:
+    runs = [make_run("a"), make_run("b")]
+    labels = [
+        Label(run_id="a", passed=True, source="verify:t/verify.py"),
+        Label(
+            run_id="b",
+            passed=None,
+            source="figma:t/gt",
+            error="infrastructure: Chromium is not installed",
+            failure_kind=FailureKind.INFRASTRUCTURE,
+        ),
+    ]
+    data = ReportData.build(runs, labels=labels)
+    assert data.excluded.infra_labels == 1
+    assert any("1 check(s) could not run for infrastructure" in n for n in data.excluded.notes())

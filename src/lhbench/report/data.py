@@ -20,6 +20,7 @@ from lhbench.config import Settings
 from lhbench.schema import (
     ChapterGrade,
     ChapterRubricRecord,
+    FailureKind,
     Grade,
     JudgeKind,
     Label,
@@ -78,6 +79,8 @@ class Exclusions:
     # runs that failed for infrastructure (run id -> why), and their judgements left out
     infra_runs: dict[str, str] = field(default_factory=dict)
     infra_judgements: int = 0
+    # checks that could not run for infrastructure (no label; retried by `lhbench verify`)
+    infra_labels: int = 0
 
     @property
     def total(self) -> int:
@@ -113,6 +116,12 @@ class Exclusions:
         out = []
         if (infra := self.infra_note()) is not None:
             out.append(infra[0].upper() + infra[1:])
+        if self.infra_labels:
+            out.append(
+                f"{self.infra_labels} check(s) could not run for infrastructure (a package, "
+                "browser or sandbox missing here): no label, in no pass rate; "
+                "`lhbench verify` runs them again."
+            )
         for (rubric, version), n in sorted(self.stale_rubric.items()):
             what = f"rubric {rubric} v{version}" if version else f"rubric {rubric}"
             out.append(
@@ -314,6 +323,11 @@ class ReportData:
         )
         data.excluded.infra_runs = infra
         data.excluded.infra_judgements = keep.dropped
+        data.excluded.infra_labels = sum(
+            1
+            for lab in label_list
+            if lab.passed is None and lab.failure_kind == FailureKind.INFRASTRUCTURE
+        )
         return data
 
     @classmethod
@@ -363,11 +377,13 @@ class ReportData:
             data.grades = all_grades
             data.votes = ok_votes
         else:
-            infra, infra_judged = data.excluded.infra_runs, data.excluded.infra_judgements
+            before = data.excluded
             data.grades, data.excluded = current_grades(
                 all_grades, data.runs, rubric_hashes, library, panel=panel
             )
-            data.excluded.infra_runs, data.excluded.infra_judgements = infra, infra_judged
+            data.excluded.infra_runs = before.infra_runs
+            data.excluded.infra_judgements = before.infra_judgements
+            data.excluded.infra_labels = before.infra_labels
             data.votes = []
             for v in ok_votes:
                 current = (
