@@ -435,9 +435,14 @@ def environment_context(
 
 
 def judged_runs(store: Store, env: Environment, pack: LoadedPack) -> list[Run]:
-    """The pack's stored runs that have ended and that the environment judges."""
+    """The pack's stored runs that have ended and that the environment judges.
+
+    A run that failed for infrastructure is no score: neither labelled nor judged.
+    """
     return [
         r
         for r in store.list_runs(pack_id=pack.pack.id)
-        if r.status not in (RunStatus.RUNNING, RunStatus.PENDING) and env.judged(r)
+        if r.status not in (RunStatus.RUNNING, RunStatus.PENDING)
+        and not r.infrastructure_failure
+        and env.judged(r)
     ]
