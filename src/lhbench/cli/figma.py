@@ -44,6 +44,15 @@ def check(
     registry: Annotated[
         str, typer.Option(help="npm registry the build may reach (through the sandbox forwarder).")
     ] = "https://registry.npmjs.org/",
+    capture_timeout: Annotated[
+        float,
+        typer.Option(
+            "--capture-timeout",
+            help="Seconds the browser capture of all frames may take (pages with many frames "
+            "need more).",
+            min=1.0,
+        ),
+    ] = 900.0,
     as_json: JsonOption = False,
     unsafe_no_sandbox: UnsafeOption = False,
 ) -> None:
@@ -74,6 +83,7 @@ def check(
             sandbox=sandbox,
             registry=None if offline else registry,
             cache_dir=settings.home / "npm-cache",
+            capture_timeout=capture_timeout,
         )
     except ManifestError as exc:
         raise ConfigError(str(exc)) from None
@@ -160,6 +170,11 @@ def _print(report: object) -> None:
             say(f"  {f.name}: {e}")
     summary = report.summary()
     say("summary: " + ", ".join(f"{k} {_pct(v)}" for k, v in summary.items() if k != "frames"))
+    by_reason: dict[str, list[str]] = {}
+    for measure, why in report.skipped().items():
+        by_reason.setdefault(why, []).append(measure)
+    for why, measures in by_reason.items():
+        say(f"skipped (left out of every mean, shown as –): {', '.join(measures)}: {why}")
     if report.tokens is not None:
         t = report.tokens
         say(
