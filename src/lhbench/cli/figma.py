@@ -56,7 +56,11 @@ def check(
     as_json: JsonOption = False,
     unsafe_no_sandbox: UnsafeOption = False,
 ) -> None:
-    """Build an app and check it against ground-truth frames (exit 1 when a check fails).
+    """Build an app and check it against ground-truth frames (exit 1 unless it passes).
+
+    Pass means LH-Bench's quality ≥ 4 of 5: built, no ground-truth leak, and fidelity at
+    least the calibrated threshold (printed with the verdict). Built & deployed is
+    reported beside it, never as the pass.
 
     The build and the browser run in the sandbox. Measures: build, deploy (strict and
     lenient serving), routes (path, then hash), blank pages, ground-truth leakage, text
@@ -184,7 +188,13 @@ def _print(report: object) -> None:
         )
     for w in report.warnings:
         warn(f"warning: {w}")
-    say(f"{'PASSED' if report.passed() else 'FAILED'}: {report.detail()}")
+    from lhbench.envs.figma.fidelity import DEPLOY_DEFINITION, PASS_DEFINITION
+
+    verdict = report.verdict()
+    word = {True: "PASSED", False: "FAILED", None: "UNDECIDED"}[verdict]
+    say(f"{word}: {report.detail()}")
+    say(f"  pass = {PASS_DEFINITION}")
+    say(f"  built & deployed: {'yes' if report.deployed() else 'no'} ({DEPLOY_DEFINITION})")
 
 
 @figma_app.command("serve")

@@ -386,6 +386,14 @@ def test_a_lorem_ipsum_page_counts_its_missing_texts_as_zero_and_grades_below_th
     assert by_dim["color_accuracy"].score is not None
     assert lorem_grade.tier_score is not None and ref_grade.tier_score is not None
     assert lorem_grade.tier_score < ref_grade.tier_score - 1.5
+    # built, deployed and rendered, yet not a pass: pass is LH-Bench's quality bar
+    assert report.deployed() and reference.deployed()
+    assert report.verdict() is False and not report.passed()
+    assert reference.verdict() is True
+    assert "fidelity" in report.detail() and "<" in report.detail()
+    doc = report.as_dict()
+    assert doc["passed"] is False and doc["deployed"] is True
+    assert "quality ≥ 4 of 5" in doc["pass_definition"]
 
 
 def test_without_the_figma_file_the_design_measures_are_skipped_and_named_never_zero(

@@ -16,8 +16,11 @@ sandbox too, unless the caller passes a browser for an app it trusts), and measu
   :mod:`lhbench.envs.figma.imaging`, responsive checks at 375/768/1440, hover probes of
   components with a Hover variant, and design-token coverage of the app's theme files.
 
-The report becomes a verification label (:meth:`CheckReport.passed`) and a programmatic
-grade on the ``figma-checks`` rubric (:meth:`CheckReport.grade`).
+The report becomes two labels: the quality pass (:meth:`CheckReport.verdict`, fidelity at
+least the calibrated threshold: LH-Bench's "quality ≥ 4 of 5"; see
+:mod:`lhbench.envs.figma.fidelity`) and ``figma-deploy`` (:meth:`CheckReport.deployed`:
+built, deployed, routes render, nothing leaks), plus a programmatic grade on the
+``figma-checks`` rubric (:meth:`CheckReport.grade`).
 """
 
 from __future__ import annotations
@@ -50,6 +53,13 @@ from lhbench.envs.figma.imaging import (
     phash_distance,
     to_array,
 )
+from lhbench.envs.figma.fidelity import (
+    DEPLOY_DEFINITION,
+    PASS_DEFINITION,
+    PASS_THRESHOLD,
+    Fidelity,
+    frame_fidelity,
+)
 from lhbench.envs.figma.manifest import GroundTruth, GtFrame, read_ground_truth
 from lhbench.envs.figma.metrics import (
     DESIGN_MEASURES,
@@ -79,7 +89,7 @@ __all__ = [
     "level",
 ]
 
-CHECKS_VERSION = "figma-checks/1"
+CHECKS_VERSION = "figma-checks/2"  # 2: pass is the fidelity threshold; skipped ≠ 0
 ANALYSIS_WIDTH = 480
 _TEXT_SUFFIXES = {
     ".html",
@@ -275,8 +285,11 @@ class CheckReport:
             "aggregate": _mean([s.aggregate() for s in fs]),
         }
 
-    def passed(self) -> bool:
-        """The label: built, deployed, every frame's route renders, nothing leaks."""
+    def deployed(self) -> bool:
+        """The ``figma-deploy`` label: built, deployed, every route renders, nothing leaks.
+
+        Says the app runs; it is not the quality pass (:meth:`passed`).
+        """
         return (
             self.build.ok
             and self.deploy_ok
@@ -284,12 +297,33 @@ class CheckReport:
             and all(f.route_ok and not f.leak for f in self.frames)
         )
 
+    def fidelity(self) -> Fidelity:
+        """Mean frame aggregate over frames with ground-truth data (see :mod:`.fidelity`)."""
+        return frame_fidelity(self.frames)
+
+    def verdict(self, threshold: float = PASS_THRESHOLD) -> bool | None:
+        """LH-Bench's pass (quality ≥ 4 of 5) as lhbench measures it; None: not measurable.
+
+        Fails when the build failed or a frame leaks the ground truth; otherwise passes
+        when the fidelity is at least ``threshold``. None when the ground truth gives no
+        measure for any frame (no Figma file and no ground-truth image).
+        """
+        if not self.build.ok or any(f.leak for f in self.frames):
+            return False
+        fid = self.fidelity().score
+        return None if fid is None else fid >= threshold
+
+    def passed(self) -> bool:
+        """The quality label: :meth:`verdict` is a pass (undecided counts as not passed)."""
+        return self.verdict() is True
+
     def detail(self) -> str:
         """One line for a label."""
         s = self.summary()
         if not self.build.ok:
             return f"build failed: {self.build.reason}"
         parts = [
+            self.fidelity().describe(),
             f"routes {int(s['routes_ok'] or 0)}/{len(self.frames)}",
             f"deploy {'ok' if self.deploy_ok else 'FAILED'}",
         ]
@@ -424,7 +458,12 @@ class CheckReport:
             "app_dir": self.app_dir,
             "gt_dir": self.gt_dir,
             "figma_file_key": self.file_key,
-            "passed": self.passed(),
+            "passed": self.verdict(),
+            "pass_definition": PASS_DEFINITION,
+            "fidelity": _r(self.fidelity().score),
+            "pass_threshold": PASS_THRESHOLD,
+            "deployed": self.deployed(),
+            "deploy_definition": DEPLOY_DEFINITION,
             "detail": self.detail(),
             "build": self.build.as_dict(),
             "deploy": self.deploy,

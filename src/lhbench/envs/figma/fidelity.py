@@ -1,0 +1,95 @@
+"""What "pass" means for a Figma-to-code run: LH-Bench's quality ≥ 4 of 5, as a threshold.
+
+LH-Bench's experts pass a run whose quality they rate 4 or 5 of 5 (Table 17). lhbench's
+stand-in is deterministic: the run's **fidelity** is the mean, over the frames the ground
+truth can measure, of each frame's aggregate (:meth:`FrameScores.aggregate
+<lhbench.envs.figma.metrics.FrameScores.aggregate>`: text recall, drift-corrected
+position, colour, typography, asset coverage and banded edge F1, renormalised over the
+measures taken; a blank, leaking or unbuilt frame is 0). A run **passes** when it built,
+leaks no ground truth, and its fidelity is at least :data:`PASS_THRESHOLD`. A run the
+ground truth cannot measure at all (no Figma file and no ground-truth image for any
+frame) is undecided, never a pass or a fail.
+
+The threshold was calibrated on LH-Bench's own human outcomes: the public runs of the
+Table 17 cells where the experts were unanimous (see ``docs/validation.md``, section
+"Figma"), choosing the cut that maximises agreement (ties: Youden's J, then the widest
+gap; :func:`lhbench.stats.calibration.calibrate_threshold`).
+
+"Built and deployed" (strict serving works, every frame's route renders, nothing leaks)
+is a separate label, ``figma-deploy``: it says the app runs, not that it is right.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from lhbench.envs.figma.checks import FrameCheck
+
+__all__ = [
+    "DEPLOY_DEFINITION",
+    "DEPLOY_SOURCE",
+    "PASS_DEFINITION",
+    "PASS_THRESHOLD",
+    "Fidelity",
+    "frame_fidelity",
+]
+
+#: Calibrated on the unanimous Table 17 cells (docs/validation.md, "Figma").
+PASS_THRESHOLD = 0.5
+#: The label source prefix of the built-and-deployed label (never the quality pass).
+DEPLOY_SOURCE = "figma-deploy"
+
+PASS_DEFINITION = (
+    "Figma-to-code pass (LH-Bench: expert quality ≥ 4 of 5): built, no ground-truth leak, "
+    f"and fidelity ≥ {PASS_THRESHOLD:.2f}, where fidelity is the mean over frames with "
+    "ground-truth data of 0.25·text recall + 0.15·position + 0.15·colour + 0.15·typography "
+    "+ 0.10·assets + 0.20·band edge F1 (skipped measures left out, weights renormalised; "
+    "blank or leaking frames 0); threshold calibrated on LH-Bench Table 17's unanimous "
+    "cells (docs/validation.md). Built & deployed alone is the separate figma-deploy label."
+)
+DEPLOY_DEFINITION = (
+    "figma-deploy: the app built, its strict index and assets load, every frame's route "
+    "renders and nothing leaks; says the app runs, not that it matches the design"
+)
+
+
+@dataclass(frozen=True)
+class Fidelity:
+    """A run's fidelity, the frames it is over, and the frames left out (with why)."""
+
+    score: float | None
+    frames_scored: int
+    frames: int
+    excluded: list[str] = field(default_factory=list)
+
+    def describe(self, threshold: float = PASS_THRESHOLD) -> str:
+        """``fidelity 0.62 ≥ 0.50 over 3 of 4 frames`` (or why there is none)."""
+        if self.score is None:
+            return f"fidelity not measurable: no ground-truth data for any of {self.frames} frames"
+        op = "≥" if self.score >= threshold else "<"
+        out = f"fidelity {self.score:.2f} {op} {threshold:.2f} over {self.frames_scored}"
+        out += f" of {self.frames} frames"
+        if self.excluded:
+            out += f" (no ground-truth data: {', '.join(self.excluded[:5])})"
+        return out
+
+
+def frame_fidelity(frames: Sequence[FrameCheck]) -> Fidelity:
+    """The mean frame aggregate over frames that have any measure; the others named."""
+    got: list[float] = []
+    excluded: list[str] = []
+    for f in frames:
+        agg = f.scores.aggregate()
+        if agg is None:
+            excluded.append(f.name)
+        else:
+            got.append(agg)
+    return Fidelity(
+        score=sum(got) / len(got) if got else None,
+        frames_scored=len(got),
+        frames=len(frames),
+        excluded=excluded,
+    )
