@@ -2,8 +2,9 @@
 
 Every cut between two adjacent distinct scores (and below the lowest, above the highest)
 is a candidate; a run passes when its score is at least the cut. The chosen cut maximises
-accuracy; ties go to the larger Youden's J (sensitivity + specificity − 1), then to the
-cut with the widest gap around it (the middle of the largest empty interval between
+Youden's J (sensitivity + specificity − 1, which a cut that calls every run the majority
+class cannot win, unlike raw accuracy); ties go to the higher accuracy, then to the cut
+with the widest gap around it (the middle of the largest empty interval between
 scores, so the threshold sits as far as possible from every calibration run), then to
 the lower cut. Scores of None (not measurable) are left out and counted.
 """
@@ -63,7 +64,7 @@ def calibrate_threshold(
         acc = (tp + tn) / len(pairs)
         j = sens + spec - 1
         width = (hi - lo) if math.isfinite(hi - lo) else 0.0
-        key = (acc, j, width, -cut)
+        key = (round(j, 12), round(acc, 12), width, -cut)
         if best is None or key > best:
             best = key
             chosen = ThresholdCalibration(

@@ -38,13 +38,13 @@ __all__ = [
 ]
 
 #: Calibrated on the unanimous Table 17 cells (docs/validation.md, "Figma").
-PASS_THRESHOLD = 0.5
+PASS_THRESHOLD = 0.354
 #: The label source prefix of the built-and-deployed label (never the quality pass).
 DEPLOY_SOURCE = "figma-deploy"
 
 PASS_DEFINITION = (
     "Figma-to-code pass (LH-Bench: expert quality ≥ 4 of 5): built, no ground-truth leak, "
-    f"and fidelity ≥ {PASS_THRESHOLD:.2f}, where fidelity is the mean over frames with "
+    f"and fidelity ≥ {PASS_THRESHOLD:.3f}, where fidelity is the mean over frames with "
     "ground-truth data of 0.25·text recall + 0.15·position + 0.15·colour + 0.15·typography "
     "+ 0.10·assets + 0.20·band edge F1 (skipped measures left out, weights renormalised; "
     "blank or leaking frames 0); threshold calibrated on LH-Bench Table 17's unanimous "
@@ -70,7 +70,7 @@ class Fidelity:
         if self.score is None:
             return f"fidelity not measurable: no ground-truth data for any of {self.frames} frames"
         op = "≥" if self.score >= threshold else "<"
-        out = f"fidelity {self.score:.2f} {op} {threshold:.2f} over {self.frames_scored}"
+        out = f"fidelity {self.score:.2f} {op} {threshold:.3f} over {self.frames_scored}"
         out += f" of {self.frames} frames"
         if self.excluded:
             out += f" (no ground-truth data: {', '.join(self.excluded[:5])})"
