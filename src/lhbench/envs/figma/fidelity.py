@@ -70,7 +70,7 @@ class Fidelity:
         if self.score is None:
             return f"fidelity not measurable: no ground-truth data for any of {self.frames} frames"
         op = "≥" if self.score >= threshold else "<"
-        out = f"fidelity {self.score:.2f} {op} {threshold:.3f} over {self.frames_scored}"
+        out = f"fidelity {self.score:.3f} {op} {threshold:.3f} over {self.frames_scored}"
         out += f" of {self.frames} frames"
         if self.excluded:
             out += f" (no ground-truth data: {', '.join(self.excluded[:5])})"
