@@ -11,6 +11,7 @@ the lower cut. Scores of None (not measurable) are left out and counted.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -53,7 +54,7 @@ def calibrate_threshold(
     values = sorted({s for s, _y in pairs})
     # (cut, score just below, score just above)
     cuts = [(values[0] - 1e-9, -math.inf, values[0])]
-    cuts += [((a + b) / 2, a, b) for a, b in zip(values, values[1:], strict=False)]
+    cuts += [((a + b) / 2, a, b) for a, b in itertools.pairwise(values)]
     cuts.append((values[-1] + 1e-9, values[-1], math.inf))
     best: tuple[float, float, float, float] | None = None
     chosen: ThresholdCalibration | None = None

@@ -43,6 +43,13 @@ from PIL import Image
 from lhbench.envs.figma.build import DEFAULT_REGISTRY, BuildResult, build_app
 from lhbench.envs.figma.capture import CapturePlan, FramePlan, capture_app, capture_sandboxed
 from lhbench.envs.figma.design import FrameDesign, Node, find_node, frame_design
+from lhbench.envs.figma.fidelity import (
+    DEPLOY_DEFINITION,
+    PASS_DEFINITION,
+    PASS_THRESHOLD,
+    Fidelity,
+    frame_fidelity,
+)
 from lhbench.envs.figma.imaging import (
     band_metrics,
     edges,
@@ -52,13 +59,6 @@ from lhbench.envs.figma.imaging import (
     palette_coverage,
     phash_distance,
     to_array,
-)
-from lhbench.envs.figma.fidelity import (
-    DEPLOY_DEFINITION,
-    PASS_DEFINITION,
-    PASS_THRESHOLD,
-    Fidelity,
-    frame_fidelity,
 )
 from lhbench.envs.figma.manifest import GroundTruth, GtFrame, read_ground_truth
 from lhbench.envs.figma.metrics import (
