@@ -46,7 +46,6 @@ from lhbench.envs.figma.design import FrameDesign, Node, find_node, frame_design
 from lhbench.envs.figma.fidelity import (
     DEPLOY_DEFINITION,
     PASS_DEFINITION,
-    PASS_THRESHOLD,
     Fidelity,
     frame_fidelity,
 )
@@ -301,17 +300,20 @@ class CheckReport:
         """Mean frame aggregate over frames with ground-truth data (see :mod:`.fidelity`)."""
         return frame_fidelity(self.frames)
 
-    def verdict(self, threshold: float = PASS_THRESHOLD) -> bool | None:
+    def verdict(self, threshold: float | None = None) -> bool | None:
         """LH-Bench's pass (quality ≥ 4 of 5) as lhbench measures it; None: not measurable.
 
         Fails when the build failed or a frame leaks the ground truth; otherwise passes
-        when the fidelity is at least ``threshold``. None when the ground truth gives no
+        when the fidelity is at least ``threshold`` (default: the mode's, see
+        :class:`~lhbench.envs.figma.fidelity.Fidelity`). None when the ground truth gives no
         measure for any frame (no Figma file and no ground-truth image).
         """
         if not self.build.ok or any(f.leak for f in self.frames):
             return False
-        fid = self.fidelity().score
-        return None if fid is None else fid >= threshold
+        fid = self.fidelity()
+        if fid.score is None:
+            return None
+        return fid.score >= (fid.threshold if threshold is None else threshold)
 
     def passed(self) -> bool:
         """The quality label: :meth:`verdict` is a pass (undecided counts as not passed)."""
@@ -461,7 +463,7 @@ class CheckReport:
             "passed": self.verdict(),
             "pass_definition": PASS_DEFINITION,
             "fidelity": _r(self.fidelity().score),
-            "pass_threshold": PASS_THRESHOLD,
+            "pass_threshold": self.fidelity().threshold,
             "deployed": self.deployed(),
             "deploy_definition": DEPLOY_DEFINITION,
             "detail": self.detail(),
