@@ -240,7 +240,20 @@ class VerifyJob:
             raise
         except Exception as exc:  # a check that breaks is an undecided label, never a crash
             return self._label(run, check, None, "", f"figma checks failed: {exc}")
-        return self._label(run, check, report.passed(), report.detail(), None)
+        from lhbench.envs.figma.fidelity import DEPLOY_SOURCE
+
+        # built & deployed is its own label, beside (never instead of) the quality pass
+        deploy = Check(
+            check.script,
+            DEPLOY_SOURCE + check.source.removeprefix("figma"),
+            check.check_hash,
+            figma=True,
+        )
+        self.store.save_labels([self._label(run, deploy, report.deployed(), report.detail(), None)])
+        verdict = report.verdict()
+        if verdict is None:
+            return self._label(run, check, None, "", report.fidelity().describe())
+        return self._label(run, check, verdict, report.detail(), None)
 
     def _content(self, run: Run, check: Check, root: Path | None) -> Label:
         """Programmatic-content checks: a label and a grade with the offending citations."""
@@ -309,7 +322,9 @@ def _first(error: str | None) -> str:
 # -- Figma-to-code output checks ------------------------------------------------------------
 # A figma-to-code task with a ground-truth directory (task.ground_truth[0] under the pack's
 # ground_truth/) gets one more check: lhbench.envs.figma.check_app on the run's workspace.
-# It stores a label (build, deploy, every route renders, nothing leaks), a programmatic
+# It stores the quality label (fidelity ≥ the calibrated threshold: LH-Bench's "quality ≥ 4
+# of 5"), a separate ``figma-deploy`` label (build, deploy, every route renders, nothing
+# leaks), a programmatic
 # grade on the pack's ``figma-checks`` rubric when the pack has one, and the reference and
 # captured frames as the run's artifacts (what the output judge then sees).
 

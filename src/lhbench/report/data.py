@@ -421,7 +421,12 @@ class ReportData:
     @cached_property
     def _label_index(self) -> dict[str, Label]:
         best: dict[str, Label] = {}
-        decided = [lab for lab in self.labels if lab.passed is not None]
+        # figma-deploy says the app runs, not that the run passed: never the run's outcome
+        decided = [
+            lab
+            for lab in self.labels
+            if lab.passed is not None and not lab.source.startswith("figma-deploy:")
+        ]
         for lab in sorted(decided, key=lambda x: (not x.source.startswith("verify"), x.source)):
             best.setdefault(lab.run_id, lab)
         return best
