@@ -109,3 +109,11 @@ def test_answers_without_a_verdict_are_typed_errors(kw: dict[str, object], fault
     with pytest.raises(CheckAnswerError) as info:
         read_check_answer("tasks/t/verify.py", **kw)  # type: ignore[arg-type]
     assert info.value.fault == fault and str(info.value).startswith("tasks/t/verify.py: ")
+
+
+def test_a_state_checks_passed_is_read_as_its_verdict() -> None:
+    ans = read_check_answer("c", returncode=1, stdout='{"passed": false, "detail": "d"}')
+    assert (ans.passed, ans.detail) == (False, "d")
+    with pytest.raises(CheckAnswerError) as info:
+        read_check_answer("c", returncode=0, stdout='{"passed": false, "detail": "d"}')
+    assert info.value.fault == "disagree"

@@ -2,8 +2,9 @@
 
 A check (a task's ``verify.py``, a hook check, a registered state check) answers with its
 exit code — 0 done, 1 not done — and may print one JSON object as its last line:
-``{"ok": bool, "detail" | "diagnosis": str, "next_action": str}``. When the object has
-``ok``, that is the verdict, and the exit code must say the same: a script that prints
+``{"ok": bool, "detail" | "diagnosis": str, "next_action": str}`` (a registered state
+check says ``"passed"`` for ``"ok"``). When the object has ``ok``, that is the verdict,
+and the exit code must say the same: a script that prints
 ``{"ok": false}`` and exits 0 has contradicted itself, and a contradiction is an error,
 never a pass. A crash, a timeout, any other exit code, or an answer of the wrong shape is
 an error too (:class:`CheckAnswerError`): there is no verdict, and no label is made of it.
@@ -114,14 +115,17 @@ def read_check_answer(
     raw_detail = doc.get("detail", doc.get("diagnosis", ""))
     detail = (raw_detail if isinstance(raw_detail, str) else json.dumps(raw_detail))[:2000]
     next_action = str(doc.get("next_action", "") or "")[:1000]
-    if "ok" not in doc:
+    # "ok" (hook checks, verify scripts) or "passed" (registered state checks)
+    keys = [k for k in ("ok", "passed") if k in doc]
+    if not keys:
         return CheckAnswer(by_code, detail, next_action)
-    ok = doc["ok"]
-    if not isinstance(ok, bool):
+    ok = doc[keys[0]]
+    if not isinstance(ok, bool) or any(doc[k] != ok for k in keys):
         raise CheckAnswerError(
             what,
             "shape",
-            f'answered in an unexpected shape: "ok" must be true or false, got {ok!r:.100}',
+            f'answered in an unexpected shape: "{keys[0]}" must be true or false (and '
+            f'"ok" and "passed" the same), got {ok!r:.100}',
             detail,
         )
     if ok != by_code:
@@ -129,7 +133,7 @@ def read_check_answer(
             what,
             "disagree",
             f"exit code {returncode} says {'pass' if by_code else 'fail'} but its answer "
-            f'says "ok": {str(ok).lower()} — a check that contradicts itself gives no label '
+            f'says "{keys[0]}": {str(ok).lower()} — a check that contradicts itself gives no label '
             "(exit 0 when ok, 1 when not)",
             detail,
         )

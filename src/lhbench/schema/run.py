@@ -91,7 +91,6 @@ _INFRA_MARKERS = (
     "status_code: 529",
     "overloaded_error",
     "no sandbox backend works",
-    "command not found",
 )
 
 

@@ -82,3 +82,19 @@ def test_an_unreachable_registry_is_infrastructure(tmp_path: Path) -> None:
 
 def test_require_capture_passes_where_everything_is_installed() -> None:
     require_capture()  # CI installs playwright and Chromium: nothing is missing
+
+
+def test_a_capture_that_cannot_start_in_the_sandbox_is_infrastructure(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from lhbench.envs.figma.capture import CapturePlan, capture_sandboxed
+    from lhbench.sandbox import Finished, get_sandbox
+
+    def cannot_start(*_: object, **__: object) -> Finished:
+        err = b"python: Error while finding module specification (ModuleNotFoundError: x)"
+        return Finished(1, b"", err, False, "bubblewrap")
+
+    monkeypatch.setattr("lhbench.envs.figma.capture.run_sandboxed_sync", cannot_start)
+    plan = CapturePlan(dist=str(tmp_path), out=str(tmp_path / "out"), frames=[])
+    with pytest.raises(InfrastructureError, match="the capture could not start"):
+        capture_sandboxed(plan, get_sandbox())

@@ -473,7 +473,9 @@ def capture_sandboxed(
         raise RuntimeError(f"the capture timed out after {timeout:g}s")
     if fin.returncode != 0 or not result_file.is_file():
         err = fin.text("stderr") or fin.text()
-        if "No module named 'playwright'" in err or "no Chromium found" in err:
+        # the capture is lhbench's Python, never the app's: a module it cannot import or a
+        # browser it cannot find is this machine's failure, not the app's
+        if any(m in err for m in ("No module named", "ModuleNotFoundError", "no Chromium found")):
             require_capture()  # missing here too: say what to install
             raise InfrastructureError(f"the capture could not start: {err.strip()[-300:]}")
         tail = err.strip().splitlines()[-5:]
