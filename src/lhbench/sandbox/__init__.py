@@ -6,6 +6,7 @@ forwarder that is a sandbox's only way out, and resource limits.
 """
 
 from lhbench.sandbox.base import (
+    DiskLimitExceeded,
     Finished,
     Prepared,
     Sandbox,
@@ -39,6 +40,7 @@ __all__ = [
     "SANDBOX_UID",
     "BubblewrapSandbox",
     "ContainerSandbox",
+    "DiskLimitExceeded",
     "Endpoint",
     "Finished",
     "Forwarder",
