@@ -227,6 +227,10 @@ class _RunContext:
     start_turn: int
 
 
+# what an agent's commands may write in one run unless its task says otherwise
+AGENT_DISK_MB = 2048
+
+
 def agent_policy(ctx: _RunContext, *, wall_s: float | None) -> SandboxPolicy:
     """What the agent's own commands see: the workspace, its home and volume, read-write."""
     ws = ctx.ws
@@ -241,6 +245,7 @@ def agent_policy(ctx: _RunContext, *, wall_s: float | None) -> SandboxPolicy:
             memory_mb=4096,
             address_space=False,  # Node reserves far more address space than it uses
             file_mb=1024,
+            disk_mb=ctx.task.limits.disk_mb or AGENT_DISK_MB,
             processes=512,
         ),
     )
@@ -341,7 +346,7 @@ async def _run_cli(ctx: _RunContext) -> _Ran:
     )
     info = cli.info
     return _Ran(
-        harness_version=info.harness_version or cli_version(binary) or "unknown",
+        harness_version=info.harness_version or cli_version(binary, ctx.sandbox) or "unknown",
         status=RunStatus.TIMED_OUT if cli.timed_out else info.status,
         started_at=info.started_at,
         ended_at=info.ended_at,
