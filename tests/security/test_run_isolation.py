@@ -20,6 +20,7 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 import lhbench
 from lhbench.harness import RunSpec, execute
+from lhbench.models import resolve_model
 from lhbench.sandbox import Limits, get_sandbox, policy_for, run_sandboxed_sync
 from tests.harness.helpers import write_harness_pack
 from tests.security.helpers import SPEC, bounded, shell, tool_returns
@@ -172,3 +173,35 @@ def test_a_pickle_is_only_read_from_lhbench_s_own_pipe() -> None:
         if "pickle.load" in p.read_text(encoding="utf-8")
     )
     assert users == ["store/_step_writer.py"]
+
+
+def test_a_cli_agent_filling_the_workspace_is_a_disk_limit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import stat
+
+    import lhbench.harness.runner as runner
+
+    monkeypatch.setattr(runner, "AGENT_DISK_MB", 32)
+    fake = tmp_path / "bin" / "claude"
+    fake.parent.mkdir()
+    fake.write_text(
+        '#!/bin/sh\n[ "$1" = --version ] && { echo 9.9.9; exit 0; }\n'
+        "i=0; while [ $i -lt 400 ]; do head -c 4M /dev/zero > f$i.bin; i=$((i+1)); "
+        "sleep 0.02; done\n"
+    )
+    fake.chmod(fake.stat().st_mode | stat.S_IXUSR)
+    monkeypatch.setenv("LHBENCH_CLAUDE_BIN", str(fake))
+    pack = write_harness_pack(tmp_path / "pack", hooks=False)
+    spec = RunSpec(
+        pack_dir=str(pack),
+        task_id="greet",
+        harness="claude-code",
+        model=resolve_model("anthropic:attacker@http://127.0.0.1:9").model_dump(mode="json"),
+        home=str(tmp_path / "home"),
+    )
+    with bounded(120):
+        out = asyncio.run(execute(spec))
+    assert out.run.status.value == "limit_exceeded", out.run.error
+    assert out.run.error is not None and "disk limit of 32 MiB" in out.run.error
+    assert _usage(Path(out.run.metadata["workspace"])) < 400 << 20

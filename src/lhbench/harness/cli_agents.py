@@ -423,6 +423,7 @@ class CliRun:
     info: TranscriptInfo
     steps: list[Step]
     hook_log: list[dict[str, object]] = field(default_factory=list)
+    disk_limit: str | None = None  # why the CLI was stopped for writing past its disk limit
 
 
 def cli_binary(agent: CliAgent, prefix: Path | None = None) -> Path:
@@ -593,6 +594,7 @@ async def run_cli_agent(
     on_turn_done: Callable[[int], None] | None = None,
     on_step: Callable[[Step], None] | None = None,
     first_index: int = 0,
+    disk_mb: int | None = None,
 ) -> CliRun:
     """Play the task's turns one by one in the CLI, each resuming the CLI's own session.
 
@@ -625,6 +627,7 @@ async def run_cli_agent(
     exit_code: int | None = 0
     timed_out = False
     stderr = ""
+    disk_limit: str | None = None
     transcripts: list[Path] = []
     with proxy:  # the model, with its real key, reached only through this
         for n, prompt in enumerate(turns):
@@ -661,6 +664,7 @@ async def run_cli_agent(
                     memory_mb=8192,
                     address_space=False,
                     file_mb=1024,
+                    disk_mb=disk_mb,
                     processes=1024,
                 ),
             )
@@ -669,6 +673,8 @@ async def run_cli_agent(
             transcripts.append(transcript)
             exit_code, timed_out = done.returncode, done.timed_out
             stderr = done.text("stderr")
+            if done.disk_limit is not None:
+                disk_limit = str(done.disk_limit)
             session = _session_of(agent, transcript) or session
             state_file.write_text(json.dumps({"session": session}))
             ctx = ImportContext(transcript)
@@ -679,7 +685,7 @@ async def run_cli_agent(
                 if on_step is not None:
                     on_step(step)
             info = _merge(info, turn_info)
-            if timed_out or exit_code != 0:
+            if timed_out or exit_code != 0 or disk_limit is not None:
                 break
             if on_turn_done is not None:
                 on_turn_done(n)
@@ -693,6 +699,7 @@ async def run_cli_agent(
         info,
         steps,
         records,
+        disk_limit,
     )
 
 

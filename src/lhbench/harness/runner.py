@@ -343,11 +343,15 @@ async def _run_cli(ctx: _RunContext) -> _Ran:
         on_turn_done=ctx.journal.finish_turn,
         on_step=ctx.journal.append,
         first_index=len(ctx.prior),
+        disk_mb=task.limits.disk_mb or AGENT_DISK_MB,
     )
     info = cli.info
+    status = RunStatus.TIMED_OUT if cli.timed_out else info.status
+    if cli.disk_limit is not None:
+        status = RunStatus.LIMIT_EXCEEDED
     return _Ran(
         harness_version=info.harness_version or cli_version(binary, ctx.sandbox) or "unknown",
-        status=RunStatus.TIMED_OUT if cli.timed_out else info.status,
+        status=status,
         started_at=info.started_at,
         ended_at=info.ended_at,
         usage=info.usage,
@@ -357,7 +361,7 @@ async def _run_cli(ctx: _RunContext) -> _Ran:
             if info.cost_usd is not None
             else spec.spec.cost(info.usage.input_tokens, info.usage.output_tokens)
         ),
-        error=info.error or (cli.stderr[-2000:] if cli.exit_code else None),
+        error=cli.disk_limit or info.error or (cli.stderr[-2000:] if cli.exit_code else None),
         steps=[*ctx.prior, *cli.steps],
         metadata={
             "exit_code": cli.exit_code,
