@@ -198,6 +198,26 @@ def test_the_seccomp_filter_denies_what_a_sandbox_never_needs(tmp_path: Path) ->
     assert ok.text().strip() == "fine"
 
 
+def test_making_a_set_uid_file_in_the_workspace(tmp_path: Path) -> None:
+    # what the sandbox writes is the host user's (root's, when lhbench runs as root): a
+    # set-uid copy of a shell there would be a root shell for whoever could reach it
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    probe = (
+        "cp /bin/sh ./sh; chmod u+s ./sh; chmod g+s ./sh; "
+        "install -m 4755 /bin/sh ./sh2; "
+        "python3 -c \"import os; os.close(os.open('sh3', os.O_CREAT | os.O_WRONLY, 0o6755))\"; "
+        "echo end"
+    )
+    done = run_sandboxed_sync(
+        get_sandbox(), ["/bin/sh", "-c", probe], policy_for(ws, writable=[ws])
+    )
+    assert "end" in done.text()
+    setid = [p.name for p in ws.iterdir() if p.stat().st_mode & 0o6000]
+    assert setid == [], done.text("stderr")
+    assert (ws / "sh").exists()  # copying and ordinary modes still work
+
+
 def test_the_seccomp_program_covers_every_listed_call() -> None:
     import struct
 

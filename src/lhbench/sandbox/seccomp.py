@@ -6,7 +6,10 @@ system calls a sandboxed process never needs and that widen the kernel's attack 
 reach outside the sandbox: ``ptrace`` and ``process_vm_*``, the kernel keyring, every way to
 mount, ``bpf``, ``perf_event_open``, ``userfaultfd``, module loading and ``kexec``; it kills
 a process that enters the kernel through another architecture's system call table (32-bit
-``int 0x80``, x32), where the same calls have other numbers.
+``int 0x80``, x32), where the same calls have other numbers. It also refuses (``EPERM``)
+to set a set-user-ID or set-group-ID bit, through ``chmod`` and its kin or a mode given
+at creation (``open``/``openat`` with ``O_CREAT``, ``creat``, ``mknod``), and answers
+``openat2`` (whose mode it cannot read) with ``ENOSYS``, which callers fall back from.
 """
 
 from __future__ import annotations
@@ -70,20 +73,54 @@ _AARCH64 = {
     "kexec_load": 104,
     "kexec_file_load": 294,
 }
-# machine -> (AUDIT_ARCH_*, table, first number of a foreign ABI sharing the arch: x32)
-_ARCHES = {
-    "x86_64": (0xC000003E, _X86_64, 0x40000000),
-    "aarch64": (0xC00000B7, _AARCH64, None),
+# Setting a set-user-ID or set-group-ID bit: the sandbox writes its workspace through an
+# idmapped mount where its uid is root on disk (lhbench run as root), so a set-uid file it
+# made would be set-uid root on the host. Each entry: number, the mode argument's index,
+# and the flags argument's index where the mode counts only with O_CREAT or O_TMPFILE.
+_X86_64_MODES = (
+    (90, 1, None),  # chmod
+    (91, 1, None),  # fchmod
+    (268, 2, None),  # fchmodat
+    (452, 2, None),  # fchmodat2
+    (85, 1, None),  # creat
+    (2, 2, 1),  # open
+    (257, 3, 2),  # openat
+    (133, 1, None),  # mknod
+    (259, 2, None),  # mknodat
+)
+_AARCH64_MODES = (
+    (52, 1, None),  # fchmod
+    (53, 2, None),  # fchmodat
+    (452, 2, None),  # fchmodat2
+    (56, 3, 2),  # openat
+    (33, 2, None),  # mknodat
+)
+_OPENAT2 = 437  # its mode is in a struct the filter cannot read: ENOSYS, callers fall back
+_SETID = 0o6000
+_CREATES = 0o100 | 0o20000000  # O_CREAT | __O_TMPFILE (x86_64 and aarch64)
+
+# machine -> (AUDIT_ARCH_*, table, first number of a foreign ABI sharing the arch: x32, modes)
+_ARCHES: dict[
+    str, tuple[int, dict[str, int], int | None, tuple[tuple[int, int, int | None], ...]]
+] = {
+    "x86_64": (0xC000003E, _X86_64, 0x40000000, _X86_64_MODES),
+    "aarch64": (0xC00000B7, _AARCH64, None, _AARCH64_MODES),
 }
-DENIED = tuple(_X86_64)
+DENIED = (*_X86_64, "openat2", "set-uid/set-gid modes")
 
 _LD_W_ABS = 0x20
 _JEQ_K = 0x15
 _JGE_K = 0x35
+_JSET_K = 0x45
+_JA = 0x05
 _RET_K = 0x06
 _RET_ALLOW = 0x7FFF0000
 _RET_KILL_PROCESS = 0x80000000
 _RET_ERRNO = 0x00050000
+
+
+def _arg(i: int) -> int:
+    return 16 + 8 * i  # the low 32 bits of seccomp_data.args[i] (little-endian)
 
 
 def seccomp_program(machine: str | None = None) -> bytes | None:
@@ -91,26 +128,53 @@ def seccomp_program(machine: str | None = None) -> bytes | None:
     arch = _ARCHES.get(machine or os.uname().machine)
     if arch is None:
         return None
-    audit_arch, table, foreign = arch
-    numbers = sorted(set(table.values()))
-    prog: list[tuple[int, int, int, int]] = [
+    audit_arch, table, foreign, modes = arch
+    # (code, true target, false target, k): targets are labels, resolved below
+    prog: list[tuple[int, str | int, str | int, int]] = [
         (_LD_W_ABS, 0, 0, 4),  # seccomp_data.arch
-        (_JEQ_K, 1, 0, audit_arch),
-        (_RET_K, 0, 0, _RET_KILL_PROCESS),
+        (_JEQ_K, 0, "kill", audit_arch),
         (_LD_W_ABS, 0, 0, 0),  # seccomp_data.nr
     ]
-    checks: list[int | None] = [None] if foreign is not None else []
-    checks += numbers
-    # the instructions after the checks: allow, then deny
-    deny_at = len(prog) + len(checks) + 1
-    for c in checks:
-        here = len(prog)
-        if c is None:
-            prog.append((_JGE_K, deny_at - here - 1 + 1, 0, foreign or 0))  # x32: kill
-        else:
-            prog.append((_JEQ_K, deny_at - here - 1, 0, c))
-    prog.append((_RET_K, 0, 0, _RET_ALLOW))
-    prog.append((_RET_K, 0, 0, _RET_ERRNO | errno.EPERM))
     if foreign is not None:
-        prog.append((_RET_K, 0, 0, _RET_KILL_PROCESS))
-    return b"".join(struct.pack("=HBBI", *ins) for ins in prog)
+        prog.append((_JGE_K, "kill", 0, foreign))
+    for nr in sorted(set(table.values())):
+        prog.append((_JEQ_K, "deny", 0, nr))
+    prog.append((_JEQ_K, "enosys", 0, _OPENAT2))
+    for n, (nr, mode_arg, flags_arg) in enumerate(modes):
+        nxt = f"mode{n + 1}"
+        prog.append((_JEQ_K, 0, nxt, nr))
+        if flags_arg is not None:
+            prog.append((_LD_W_ABS, 0, 0, _arg(flags_arg)))
+            prog.append((_JSET_K, 0, "allow", _CREATES))
+        prog.append((_LD_W_ABS, 0, 0, _arg(mode_arg)))
+        prog.append((_JSET_K, "deny", "allow", _SETID))
+        prog.append((-1, nxt, 0, 0))  # label
+        prog.append((_LD_W_ABS, 0, 0, 0))  # nr again, for the next block
+    prog.append((-1, "allow", 0, 0))
+    prog.append((_RET_K, 0, 0, _RET_ALLOW))
+    prog.append((-1, "deny", 0, 0))
+    prog.append((_RET_K, 0, 0, _RET_ERRNO | errno.EPERM))
+    prog.append((-1, "enosys", 0, 0))
+    prog.append((_RET_K, 0, 0, _RET_ERRNO | errno.ENOSYS))
+    prog.append((-1, "kill", 0, 0))
+    prog.append((_RET_K, 0, 0, _RET_KILL_PROCESS))
+    labels: dict[str, int] = {}
+    real: list[tuple[int, str | int, str | int, int]] = []
+    for ins in prog:
+        if ins[0] == -1:
+            labels[str(ins[1])] = len(real)
+        else:
+            real.append(ins)
+
+    def off(target: str | int, at: int) -> int:
+        if isinstance(target, int):
+            return target
+        jump = labels[target] - at - 1
+        if not 0 <= jump <= 255:
+            raise ValueError(f"seccomp jump to {target} out of range")
+        return jump
+
+    return b"".join(
+        struct.pack("=HBBI", code, off(jt, i), off(jf, i), k)
+        for i, (code, jt, jf, k) in enumerate(real)
+    )
