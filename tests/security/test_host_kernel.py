@@ -229,3 +229,16 @@ def test_the_seccomp_program_covers_every_listed_call() -> None:
     checked = {k for code, _, _, k in ins if code == 0x15}
     assert {101, 250, 165, 321, 298, 323, 175, 313, 176, 246, 320} <= checked
     assert seccomp_program("sparc") is None
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the uid drop happens only when run as root")
+def test_where_the_drop_is_impossible_the_sandbox_says_it_is_root(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import lhbench.sandbox.bubblewrap as bw
+
+    monkeypatch.setattr(bw, "STAGE_DIR", "/proc/lhbench-no-such-stage")  # staging fails
+    sb = bw.BubblewrapSandbox()
+    assert sb.available() is None  # still a sandbox, confined as before
+    assert not sb.drop_root and sb.no_drop and "launcher" in sb.no_drop
+    assert any("ROOT on the host" in line for line in sb.describe())

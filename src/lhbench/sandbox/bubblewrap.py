@@ -261,11 +261,12 @@ class BubblewrapSandbox:
 
     def __init__(self, binary: str | None = None) -> None:
         self.binary = binary or shutil.which("bwrap") or "bwrap"
+        # as root: drop to SANDBOX_UID (staged, idmapped mounts); where this host cannot
+        # (no unprivileged user namespaces, no mount API), why not, and bwrap runs as root
+        self.drop_root = os.geteuid() == 0
+        self.no_drop: str | None = None
 
-    def available(self) -> str | None:
-        """None when bwrap runs a command here, else why not."""
-        if shutil.which(self.binary) is None and not Path(self.binary).exists():
-            return "bwrap is not installed (Debian: apt-get install bubblewrap)"
+    def _try(self) -> str | None:
         from lhbench.sandbox.policy import policy_for
 
         prepared = self.prepare(["/bin/true"], policy_for(Path("/tmp")))
@@ -281,6 +282,21 @@ class BubblewrapSandbox:
             why = proc.stderr.decode(errors="replace").strip()
             return f"bwrap cannot create a sandbox here: {why}"
         return None
+
+    def available(self) -> str | None:
+        """None when bwrap runs a command here, else why not."""
+        if shutil.which(self.binary) is None and not Path(self.binary).exists():
+            return "bwrap is not installed (Debian: apt-get install bubblewrap)"
+        why = self._try()
+        if why is not None and self.drop_root:
+            # run as root where dropping is impossible: still confined, but the sandbox is
+            # root on the host (doctor's identity check fails and says why)
+            self.drop_root, self.no_drop = False, why
+            if self._try() is not None:
+                self.drop_root, self.no_drop = True, None
+            else:
+                return None
+        return why
 
     def _base_args(self, cwd: Path, mount_args: list[str], limits: Limits) -> list[str]:
         size = str((limits.disk_mb or 1024) << 20)
@@ -363,7 +379,7 @@ class BubblewrapSandbox:
         for k, v in policy.env.items():
             env_args += ["--setenv", k, v]
         args_file.write_bytes(b"".join(a.encode() + b"\0" for a in env_args))
-        drop = SANDBOX_UID if os.geteuid() == 0 else None
+        drop = SANDBOX_UID if self.drop_root else None
         stage: list[str] = []
         if drop is not None:
             mount_args = _staged(mount_args, stage)
@@ -398,6 +414,8 @@ class BubblewrapSandbox:
             + (
                 f"on the host uid {SANDBOX_UID} too (lhbench runs as root: it drops to it, "
                 "through idmapped mounts of what the sandbox sees)"
+                if self.drop_root
+                else f"ROOT on the host: could not drop to uid {SANDBOX_UID} ({self.no_drop})"
                 if os.geteuid() == 0
                 else f"on the host the caller's uid {os.geteuid()}"
             ),
