@@ -117,7 +117,7 @@ def stage(c):
         _fields_ = [(n, ctypes.c_uint64) for n in ("set", "clr", "prop", "userns")]
 
     for i, src in enumerate(c["stage"]):
-        if not os.path.lexists(src):
+        if not os.path.exists(src):  # a missing (or dangling) --ro-bind-try source: skipped
             continue
         dst = "%s/%d" % (top, i)
         if os.path.isdir(src):
