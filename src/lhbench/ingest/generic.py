@@ -25,24 +25,12 @@ from lhbench.ingest.builder import MESSAGE, TOOL_CALL, TOOL_RESULT, USER
 from lhbench.ingest.sessions import Item, LineSession, line_items
 from lhbench.ingest.usage import Tally
 from lhbench.ingest.values import Clock, as_cost, as_count, as_id, as_text, json_text, short
-from lhbench.schema import Role, RunStatus, StepKind
+from lhbench.schema import STEP_ROW, Role, RunStatus, StepKind
 
 __all__ = ["generic_items", "sniff_generic"]
 
 FORMAT = "jsonl"
-_STEP_FIELDS = {
-    "content",
-    "tool_name",
-    "tool_call_id",
-    "tool_input",
-    "tool_output",
-    "is_error",
-    "exit_code",
-    "timestamp",
-    "usage",
-    "metadata",
-    "agent_id",
-}
+_STEP_FIELDS = frozenset(STEP_ROW) - {"index"}  # a step line's fields: Step's but its index
 _ROLES = {r.value for r in Role}
 _KINDS = {k.value for k in StepKind}
 _FINAL = {
@@ -135,7 +123,7 @@ class _Session(LineSession):
 
     def step(self, obj: dict[str, Any]) -> None:
         ctx, info, b = self.ctx, self.info, self.b
-        unknown = set(obj) - _STEP_FIELDS - {"type", "role", "kind"}
+        unknown = set(obj) - _STEP_FIELDS - {"type"}
         if unknown:
             raise ValueError(f"unknown step field(s) {sorted(unknown)[:10]}")
         role, kind = obj["role"], obj["kind"]

@@ -51,6 +51,7 @@ from lhbench.schema.rubric import (
 from lhbench.schema.run import (
     RECORDED_OUTCOME_KEY,
     REPLAY_REFUSED_KEY,
+    STEP_JSON_FIELDS,
     STEP_ROW,
     Artifact,
     RecordedOutcome,
@@ -60,6 +61,8 @@ from lhbench.schema.run import (
     Step,
     StepKind,
     Trajectory,
+    step_from_row,
+    step_to_row,
 )
 
 __all__ = [
@@ -67,6 +70,7 @@ __all__ = [
     "MIXED_SCALE_RULE",
     "RECORDED_OUTCOME_KEY",
     "REPLAY_REFUSED_KEY",
+    "STEP_JSON_FIELDS",
     "STEP_ROW",
     "WEIGHT_TOLERANCE",
     "ArenaSpec",
@@ -115,6 +119,8 @@ __all__ = [
     "grade_key",
     "judge_labels",
     "label_key",
+    "step_from_row",
+    "step_to_row",
     "utcnow",
     "verdict_key",
     "vote_key",
