@@ -25,6 +25,7 @@ test: setup
 lint: setup
 	$(UV) run ruff check .
 	$(UV) run ruff format --check .
+	$(UV) run vulture
 
 typecheck: setup
 	$(UV) run mypy src
