@@ -2,8 +2,8 @@
 
 Every protocol turns its request into the chat-completions shape the scripts see
 (``parse``) and the script's reply, a chat completion, back into its own response
-(``render``), faults included. The stub dispatches by path (``ModelStub`` routes each
-protocol's ``path``); a new protocol is one more object here.
+document and stream events (``render``), faults included. The stub dispatches by path
+(``ModelStub`` routes each protocol's ``path``); a new protocol is one more object here.
 """
 
 from __future__ import annotations
@@ -81,11 +81,23 @@ class WireProtocol:
             status_code=500,
         )
 
+    def document(self, completion: dict[str, Any], body: dict[str, Any]) -> dict[str, Any]:
+        """The script's reply (a chat completion) as this protocol's response document."""
+        raise NotImplementedError
+
+    def events(self, doc: dict[str, Any], body: dict[str, Any]) -> Iterator[str]:
+        """The response document as this protocol's server-sent events."""
+        raise NotImplementedError
+
     def render(
         self, completion: dict[str, Any], body: dict[str, Any], *, truncated: bool
     ) -> Response:
-        """The script's reply (a chat completion) as this protocol's response."""
-        raise NotImplementedError
+        """The reply as JSON (cut off mid-way when ``truncated``), or as SSE events."""
+        doc = self.document(completion, body)
+        if body.get("stream"):
+            return StreamingResponse(self.events(doc, body), media_type="text/event-stream")
+        text = json.dumps(doc)
+        return Response(_half(text) if truncated else text, media_type="application/json")
 
 
 class OpenAIChat(WireProtocol):
@@ -94,14 +106,13 @@ class OpenAIChat(WireProtocol):
     name = "openai"
     path = "/v1/chat/completions"
 
-    def render(
-        self, completion: dict[str, Any], body: dict[str, Any], *, truncated: bool
-    ) -> Response:
-        """A chat completion as JSON or as SSE chunks."""
-        if body.get("stream"):
-            return StreamingResponse(_chunks(completion, body), media_type="text/event-stream")
-        text = json.dumps(completion)
-        return Response(_half(text) if truncated else text, media_type="application/json")
+    def document(self, completion: dict[str, Any], body: dict[str, Any]) -> dict[str, Any]:
+        """The chat completion itself."""
+        return completion
+
+    def events(self, doc: dict[str, Any], body: dict[str, Any]) -> Iterator[str]:
+        """OpenAI's SSE chunks (usage last when ``stream_options.include_usage``)."""
+        return _chunks(doc, body)
 
 
 class OpenAIResponses(WireProtocol):
@@ -114,17 +125,16 @@ class OpenAIResponses(WireProtocol):
         """A Responses request as a chat-completions body."""
         return from_responses(body)
 
-    def render(
-        self, completion: dict[str, Any], body: dict[str, Any], *, truncated: bool
-    ) -> Response:
-        """A Responses object as JSON or as SSE events."""
+    def document(self, completion: dict[str, Any], body: dict[str, Any]) -> dict[str, Any]:
+        """A Responses object (the request's tool kinds say how each call is sent)."""
         tools = body.get("tools", [])
         custom = {t["function"]["name"] for t in tools if t["function"].get("kind") == "custom"}
         namespaced = {t["function"]["name"] for t in tools if t["function"].get("kind") == "ns"}
-        obj = responses_object(completion, custom, namespaced)
-        if body.get("stream"):
-            return StreamingResponse(responses_events(obj), media_type="text/event-stream")
-        return JSONResponse(obj)
+        return responses_object(completion, custom, namespaced)
+
+    def events(self, doc: dict[str, Any], body: dict[str, Any]) -> Iterator[str]:
+        """Responses' SSE events."""
+        return responses_events(doc)
 
 
 class AnthropicMessages(WireProtocol):
@@ -148,15 +158,13 @@ class AnthropicMessages(WireProtocol):
             self.error(code, f"stub fault {code}"), status_code=code, headers=_RETRY
         )
 
-    def render(
-        self, completion: dict[str, Any], body: dict[str, Any], *, truncated: bool
-    ) -> Response:
-        """A Message as JSON or as SSE events."""
-        message = anthropic_message(completion)
-        if body.get("stream"):
-            return StreamingResponse(anthropic_events(message), media_type="text/event-stream")
-        text = json.dumps(message)
-        return Response(_half(text) if truncated else text, media_type="application/json")
+    def document(self, completion: dict[str, Any], body: dict[str, Any]) -> dict[str, Any]:
+        """A Message."""
+        return anthropic_message(completion)
+
+    def events(self, doc: dict[str, Any], body: dict[str, Any]) -> Iterator[str]:
+        """Messages' SSE events."""
+        return anthropic_events(doc)
 
 
 class Gemini(WireProtocol):
@@ -179,14 +187,13 @@ class Gemini(WireProtocol):
             return JSONResponse(self.error(404, f"no method {method!r}"), status_code=404)
         return await super().parse(request)
 
-    def render(
-        self, completion: dict[str, Any], body: dict[str, Any], *, truncated: bool
-    ) -> Response:
-        """A GenerateContentResponse as JSON or as SSE events."""
-        doc = gemini_response(completion)
-        if body.get("stream"):
-            return StreamingResponse(gemini_events(doc), media_type="text/event-stream")
-        return JSONResponse(doc)
+    def document(self, completion: dict[str, Any], body: dict[str, Any]) -> dict[str, Any]:
+        """A GenerateContentResponse."""
+        return gemini_response(completion)
+
+    def events(self, doc: dict[str, Any], body: dict[str, Any]) -> Iterator[str]:
+        """Gemini's SSE events (``alt=sse``)."""
+        return gemini_events(doc)
 
 
 PROTOCOLS: tuple[WireProtocol, ...] = (
