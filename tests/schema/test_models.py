@@ -89,7 +89,7 @@ def test_step_row_is_steps_fields_and_round_trips() -> None:
     from lhbench.schema import STEP_ROW, step_from_row, step_to_row
     from lhbench.store.tables import StepRow
 
-    assert STEP_ROW == tuple(Step.model_fields)
+    assert tuple(Step.model_fields) == STEP_ROW
     columns = {c.name for c in StepRow.__table__.columns} - {"run_id"}
     assert columns == {"idx" if f == "index" else f for f in STEP_ROW}
     step = Step(
