@@ -31,6 +31,7 @@ test-unprivileged: setup
 lint: setup
 	$(UV) run ruff check .
 	$(UV) run ruff format --check .
+	$(UV) run vulture
 
 typecheck: setup
 	$(UV) run mypy src

@@ -64,8 +64,6 @@ class _Harnesses(Sequence[str]):
 
 
 HARNESSES: Sequence[str] = _Harnesses()
-_MAX_ARTIFACT_BYTES = 1 << 20
-_MAX_ARTIFACTS = 100
 
 
 @dataclass(frozen=True)

@@ -12,42 +12,20 @@ from collections.abc import Iterable, Iterator
 from itertools import islice
 from typing import TYPE_CHECKING, Any
 
-import orjson
-
 from lhbench.errors import TranscriptError
 from lhbench.ingest.base import ImportContext, TranscriptInfo
 from lhbench.ingest.builder import Record
 from lhbench.plugins import TranscriptReader
-from lhbench.schema import Step, StepKind
+from lhbench.schema import Step, StepKind, step_to_row
 
 if TYPE_CHECKING:
     from lhbench.ingest.formats import Format
     from lhbench.ingest.sessions import Transcript
 
-__all__ = ["MAX_PLUGIN_STEPS", "format_of_reader", "record_of"]
+__all__ = ["MAX_PLUGIN_STEPS", "format_of_reader"]
 
 MAX_PLUGIN_STEPS = 1_000_000
 _CHUNK = 1000
-
-
-def record_of(step: Step, index: int) -> Record:
-    """A step as a row in ``schema.STEP_ROW`` order, numbered ``index``."""
-    return [
-        index,
-        step.role.value,
-        step.kind.value,
-        step.content,
-        step.tool_name,
-        step.tool_call_id,
-        None if step.tool_input is None else orjson.dumps(step.tool_input).decode(),
-        step.tool_output,
-        step.is_error,
-        step.exit_code,
-        step.timestamp,
-        None if step.usage is None else step.usage.model_dump_json(),
-        orjson.dumps(step.metadata).decode(),
-        step.agent_id,
-    ]
 
 
 def _rows(reader: TranscriptReader, ctx: ImportContext, steps: Iterable[Step]) -> list[Record]:
@@ -64,7 +42,8 @@ def _rows(reader: TranscriptReader, ctx: ImportContext, steps: Iterable[Step]) -
                 1,
                 f"{reader.name} (plugin): step {i} is a {type(step).__name__}, not a Step",
             )
-        row = record_of(step, i)
+        row = step_to_row(step)
+        row[0] = i  # renumbered from 0 in the order given
         # as the built-in readers do: a result takes its call's tool name
         if step.kind == StepKind.TOOL_CALL and step.tool_call_id:
             names[step.tool_call_id] = step.tool_name

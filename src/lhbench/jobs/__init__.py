@@ -41,11 +41,10 @@ from lhbench.jobs.runner import (
     short_reason,
 )
 from lhbench.jobs.states import RunState, StateProvider, state_id, task_kind
-from lhbench.jobs.verdicts import STATE_TOOLS, VerdictJob, auto_failure_mode
+from lhbench.jobs.verdicts import VerdictJob
 from lhbench.jobs.verification import Check, VerifyJob, task_checks
 
 __all__ = [
-    "STATE_TOOLS",
     "Assessment",
     "Check",
     "FixtureJob",
@@ -69,7 +68,6 @@ __all__ = [
     "VerdictJob",
     "VerifyJob",
     "all_pack_dirs",
-    "auto_failure_mode",
     "check_versions",
     "collect_files",
     "file_digest",

@@ -21,9 +21,7 @@ from lhbench.models.calls import (
     cache_refresh,
     cache_salt,
     current_ledger,
-    current_salt,
     is_transport_error,
-    refreshing,
 )
 from lhbench.models.direct import DirectClient, PydanticAITransport, Transport, WireTransport
 from lhbench.models.replies import BatchedResponseCache, CacheRow, ReplyCache
@@ -68,11 +66,9 @@ __all__ = [
     "cache_refresh",
     "cache_salt",
     "current_ledger",
-    "current_salt",
     "direct_client",
     "infer_family",
     "is_transport_error",
-    "refreshing",
     "request_digest",
     "request_key",
     "resolve_model",
