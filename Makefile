@@ -25,6 +25,7 @@ test: setup
 lint: setup
 	$(UV) run ruff check .
 	$(UV) run ruff format --check .
+	$(UV) run lint-imports
 
 typecheck: setup
 	$(UV) run mypy src
