@@ -32,6 +32,7 @@ lint: setup
 	$(UV) run ruff check .
 	$(UV) run ruff format --check .
 	$(UV) run vulture
+	$(UV) run lint-imports
 
 typecheck: setup
 	$(UV) run mypy src

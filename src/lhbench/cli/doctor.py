@@ -221,7 +221,7 @@ def doctor(
     from lhbench.envs.gui.render import soffice_binary
 
     programs["soffice"] = soffice_binary() is not None
-    from lhbench.envs.requirements import environment_requirements
+    from lhbench.jobs.requirements import environment_requirements
 
     needs = environment_requirements()
     probes = _self_test() if name and self_test else []

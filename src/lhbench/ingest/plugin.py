@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from itertools import islice
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from lhbench.errors import TranscriptError
 from lhbench.ingest.base import ImportContext, TranscriptInfo
@@ -19,10 +19,9 @@ from lhbench.plugins import TranscriptReader
 from lhbench.schema import Step, StepKind, step_to_row
 
 if TYPE_CHECKING:
-    from lhbench.ingest.formats import Format
     from lhbench.ingest.sessions import Transcript
 
-__all__ = ["MAX_PLUGIN_STEPS", "format_of_reader"]
+__all__ = ["MAX_PLUGIN_STEPS", "plugin_transcripts"]
 
 MAX_PLUGIN_STEPS = 1_000_000
 _CHUNK = 1000
@@ -58,7 +57,8 @@ def _chunks(rows: list[Record]) -> Iterator[list[Record]]:
         yield rows[i : i + _CHUNK]
 
 
-def _transcripts(reader: TranscriptReader, ctx: ImportContext) -> Iterator[Transcript]:
+def plugin_transcripts(reader: TranscriptReader, ctx: ImportContext) -> Iterator[Transcript]:
+    """Each transcript a plugin's reader finds in the file, as rows (errors name the file)."""
     try:
         read = [(info, _rows(reader, ctx, steps)) for info, steps in reader.read(ctx.path)]
     except TranscriptError:
@@ -76,21 +76,3 @@ def _transcripts(reader: TranscriptReader, ctx: ImportContext) -> Iterator[Trans
         if len(read) > 1 and not info.key:
             info.key = str(n)
         yield info, _chunks(rows)
-
-
-def format_of_reader(reader: TranscriptReader) -> Format:
-    """The ingest ``Format`` reading with a plugin's reader."""
-    from lhbench.ingest.formats import Format
-
-    def sniff(objs: list[dict[str, Any]]) -> bool:
-        try:
-            return bool(reader.sniff(objs))
-        except Exception:  # a sniffer that crashes does not recognise the file
-            return False
-
-    return Format(
-        reader.name,
-        reader.harness,
-        sniff,
-        transcripts=lambda ctx: _transcripts(reader, ctx),
-    )

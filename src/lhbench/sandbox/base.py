@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO, Protocol
 
-from lhbench.errors import InfrastructureError
+from lhbench.errors import InfrastructureError, LhbenchError
 from lhbench.sandbox.policy import SandboxPolicy
 
 __all__ = [
