@@ -365,3 +365,20 @@ def test_gate_closes_a_session_whose_query_outlives_its_cancel(
     while _running(reader, "outlives-cancel") and time.monotonic() < deadline:
         time.sleep(0.2)
     assert _running(reader, "outlives-cancel") == 0
+
+
+def test_gate_deadline_is_per_query_and_spares_idle_sessions(
+    gate: tuple[object, Path], replayed: Replayed
+) -> None:
+    fwd, sockdir = gate
+    with bounded(60), _through(sockdir, replayed) as conn:
+        # three pipelined batches of 0.6 s: each within the 1 s deadline, 1.8 s in all
+        with conn.pipeline() as p:
+            curs = []
+            for i in range(3):
+                curs.append(conn.execute("SELECT pg_sleep(0.6), %s", (i,)))
+                p.sync()
+        assert [c.fetchone()[1] for c in curs] == [0, 1, 2]  # type: ignore[index]
+        time.sleep(2.5)  # idle past deadline and grace: an idle session is left alone
+        assert conn.execute("SELECT 4").fetchone() == (4,)
+    assert fwd.gate.cancels_sent == 0 and fwd.gate.closed_sessions == 0  # type: ignore[attr-defined]
