@@ -269,12 +269,12 @@ class PgGate:
         try:
             with self._upstream() as up:
                 up.sendall(struct.pack("!II", 8 + len(key), CANCEL_REQUEST) + key)
+                with self._lock:
+                    self.cancels_sent += 1
                 # the server closes the connection once it has read the request
                 up.settimeout(self.timeout_s)
                 with contextlib.suppress(OSError):
                     up.recv(1)
-            with self._lock:
-                self.cancels_sent += 1
         except OSError:
             pass
 
