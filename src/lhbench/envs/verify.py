@@ -4,7 +4,10 @@ A verify script is run as ``python verify.py --root DIR`` (filesystem) or
 ``python verify.py --db URL`` (SQL). Exit code 0 means the task was done, 1 that it was
 not; anything else (an uncaught exception included: the script runs through
 :func:`~lhbench.sandbox.script_argv`), or a timeout, is an error, never a label. The
-script may print one JSON object ``{"detail": "..."}`` as its last line.
+script may print one JSON object ``{"detail": "..."}`` as its last line; when that object
+has ``"ok"``, it must agree with the exit code (a script printing ``{"ok": false}`` and
+exiting 0 gives no label). The answer is read by :func:`lhbench.sandbox.read_check_answer`,
+as hook checks' are.
 
 A script is pack code: each runs as a fresh process in the sandbox, seeing its task's
 directory and the state read-only, its database through the forwarder, nothing else, with
@@ -14,7 +17,6 @@ hangs affects only itself.
 
 from __future__ import annotations
 
-import json
 import tempfile
 import time
 from collections.abc import Callable
@@ -25,12 +27,14 @@ from sqlalchemy.engine import make_url
 
 from lhbench.envs.pg_guard import PgRoleError, require_read_only_url
 from lhbench.sandbox import (
-    CRASH_EXIT,
+    AnswerFault,
+    CheckAnswerError,
     Endpoint,
     Limits,
     Sandbox,
     get_sandbox,
     policy_for,
+    read_check_answer,
     run_sandboxed_sync,
     script_argv,
 )
@@ -47,7 +51,15 @@ __all__ = [
 
 
 class VerifyError(RuntimeError):
-    """The verify script crashed or timed out: there is no label."""
+    """The verify script gave no verdict (see :func:`~lhbench.sandbox.read_check_answer`).
+
+    ``fault`` says how: ``timeout``, ``crash``, ``exit``, ``shape`` or ``disagree`` (its
+    exit code and its printed ``ok`` differ).
+    """
+
+    def __init__(self, message: str, *, fault: AnswerFault = "crash") -> None:
+        self.fault = fault
+        super().__init__(message)
 
 
 @dataclass(frozen=True)
@@ -104,7 +116,8 @@ def run_verify(
     """Run a verify script against a final state, in the sandbox.
 
     Raises:
-        VerifyError: it crashed, timed out, or exited with neither 0 nor 1.
+        VerifyError: it crashed, timed out, exited with neither 0 nor 1, or its exit code
+            and its printed ``ok`` disagree.
     """
     return _run_check(
         script_argv,
@@ -187,19 +200,15 @@ def _run_check(
     t0 = time.perf_counter()
     res = run_sandboxed_sync(sandbox, args, policy)
     seconds = time.perf_counter() - t0
-    if res.timed_out:
-        raise VerifyError(f"{what}: timed out after {timeout}s")
-    out, err = res.text(), res.text("stderr")
-    if res.returncode not in (0, 1):
-        tail = (err or out).strip().splitlines()[-3:]
-        how = "crashed" if res.returncode == CRASH_EXIT else f"exited {res.returncode}"
-        raise VerifyError(f"{what}: {how}: {' | '.join(tail)[-500:]}")
-    detail = ""
-    lines = out.strip().splitlines()
-    if lines:
-        try:
-            doc = json.loads(lines[-1])
-            detail = str(doc.get("detail", "")) if isinstance(doc, dict) else lines[-1]
-        except json.JSONDecodeError:
-            detail = lines[-1]
-    return VerifyResult(passed=res.returncode == 0, detail=detail[:2000], seconds=seconds)
+    try:
+        answer = read_check_answer(
+            what,
+            returncode=res.returncode,
+            stdout=res.text(),
+            stderr=res.text("stderr"),
+            timed_out=res.timed_out,
+            timeout=timeout,
+        )
+    except CheckAnswerError as exc:
+        raise VerifyError(str(exc), fault=exc.fault) from exc
+    return VerifyResult(passed=answer.passed, detail=answer.detail[:2000], seconds=seconds)

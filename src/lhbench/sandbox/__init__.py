@@ -5,6 +5,7 @@ a container runtime where a daemon runs, and an explicit, recorded "none"), a ne
 forwarder that is a sandbox's only way out, and resource limits.
 """
 
+from lhbench.sandbox.answer import AnswerFault, CheckAnswer, CheckAnswerError, read_check_answer
 from lhbench.sandbox.base import (
     Finished,
     Prepared,
@@ -38,7 +39,10 @@ __all__ = [
     "CRASH_EXIT",
     "ENV_ALLOW",
     "SANDBOX_UID",
+    "AnswerFault",
     "BubblewrapSandbox",
+    "CheckAnswer",
+    "CheckAnswerError",
     "ContainerSandbox",
     "Endpoint",
     "Finished",
@@ -57,6 +61,7 @@ __all__ = [
     "lhbench_paths",
     "policy_for",
     "private_paths",
+    "read_check_answer",
     "run_sandboxed",
     "run_sandboxed_sync",
     "script_argv",
