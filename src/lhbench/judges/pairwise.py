@@ -83,7 +83,7 @@ class PairwiseJudge:
             kind=JudgeKind.LLM,
             model=spec.model_string,
             family=spec.family,
-            endpoint=spec.base_url,
+            endpoint=spec.endpoint,
             prompt_version=PAIRWISE_PROMPT_VERSION,
             settings={
                 "temperature": spec.temperature,
