@@ -143,7 +143,7 @@ class PairwiseJudge:
                 "run_b": item.run_b.id,
                 "left": "a",
                 "winner": winner,
-                "annotator": self.spec.model_string,
+                "annotator": self.identity.label,
                 "rater_kind": JudgeKind.LLM,
                 "rubric_id": item.rubric.id,
                 "rubric_hash": item.rubric.content_hash,

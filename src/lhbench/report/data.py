@@ -37,6 +37,7 @@ __all__ = [
     "configured_panel",
     "current_chapter_grades",
     "current_grades",
+    "current_votes",
     "group_label",
 ]
 
@@ -73,6 +74,7 @@ class Exclusions:
     not_in_panel: Counter[str] = field(default_factory=Counter)
     unknown_run: int = 0
     stale_votes: int = 0
+    stale_vote_judge: Counter[str] = field(default_factory=Counter)
     failed_votes: int = 0
 
     @property
@@ -107,6 +109,11 @@ class Exclusions:
             out.append(
                 f"{self.stale_votes} pairwise-judge vote(s) excluded: made with a rubric "
                 "content that is not current."
+            )
+        for judge, n in sorted(self.stale_vote_judge.items()):
+            out.append(
+                f"{n} pairwise-judge vote(s) by {judge} excluded: made with earlier judge "
+                "settings or prompt (`--include-stale` keeps them)."
             )
         if self.failed_votes:
             out.append(f"{self.failed_votes} pairwise-judge comparison(s) failed (not votes).")
@@ -193,6 +200,51 @@ def current_grades(
             continue
         keep.append(g)
     return keep, ex
+
+
+def current_votes(
+    votes: Iterable[PreferenceVote],
+    runs: dict[str, Run],
+    rubric_hashes: dict[tuple[str, str], str],
+    library: dict[str, str],
+    ex: Exclusions,
+) -> list[PreferenceVote]:
+    """Votes made with the current rubric content by current pairwise judges.
+
+    The rule grades follow (:func:`current_grades` without a panel): a pairwise judge's
+    current configuration is its most recently used one (newest vote, failed ones
+    included), so a vote made under earlier settings, prompt or endpoint is stale, and an
+    LLM win rate never pools two configurations. Human votes are always current.
+    Exclusions are counted in ``ex``.
+    """
+    listed = list(votes)
+    latest: dict[str, tuple[datetime, str]] = {}
+    for v in listed:
+        if v.rater_kind != JudgeKind.HUMAN and v.judge_key:
+            seen = latest.get(v.annotator)
+            if seen is None or (v.created_at, v.judge_key) > seen:
+                latest[v.annotator] = (v.created_at, v.judge_key)
+    keep = []
+    for v in listed:
+        if v.status != "ok":
+            continue
+        if v.rater_kind == JudgeKind.HUMAN:
+            keep.append(v)
+            continue
+        current = (
+            None
+            if v.rubric_id is None
+            else library.get(v.rubric_id)
+            if (run := runs.get(v.run_a)) is None
+            else rubric_hashes.get((run.pack_id, v.rubric_id)) or library.get(v.rubric_id)
+        )
+        if current and v.rubric_hash != current:
+            ex.stale_votes += 1
+        elif v.judge_key and latest[v.annotator][1] != v.judge_key:
+            ex.stale_vote_judge[v.annotator] += 1
+        else:
+            keep.append(v)
+    return keep
 
 
 @dataclass
@@ -305,19 +357,13 @@ class ReportData:
             data.grades, data.excluded = current_grades(
                 all_grades, data.runs, rubric_hashes, library, panel=panel
             )
-            data.votes = []
-            for v in ok_votes:
-                current = (
-                    None
-                    if v.rubric_id is None
-                    else library.get(v.rubric_id)
-                    if (run := data.runs.get(v.run_a)) is None
-                    else rubric_hashes.get((run.pack_id, v.rubric_id)) or library.get(v.rubric_id)
-                )
-                if v.rater_kind != JudgeKind.HUMAN and current and v.rubric_hash != current:
-                    data.excluded.stale_votes += 1
-                else:
-                    data.votes.append(v)
+            data.votes = current_votes(
+                [v for v in all_votes if v.chapter_id is None],
+                data.runs,
+                rubric_hashes,
+                library,
+                data.excluded,
+            )
         data.excluded.failed_votes = len(data.failed_votes)
         data.chapter_grades = store.list_chapter_grades()
         data.chapter_votes = store.list_votes(rater_kind=JudgeKind.HUMAN.value, chapter_level=True)
