@@ -75,6 +75,9 @@ class Exclusions:
     unknown_run: int = 0
     stale_votes: int = 0
     stale_vote_judge: Counter[str] = field(default_factory=Counter)
+    stale_labels: int = 0
+    # packs whose directory changed since they were registered (jobs.packs.refresh_packs)
+    pack_changes: list[str] = field(default_factory=list)
     failed_votes: int = 0
 
     @property
@@ -89,7 +92,13 @@ class Exclusions:
 
     def notes(self) -> list[str]:
         """One sentence per reason, for the report's header."""
-        out = []
+        out = list(self.pack_changes)
+        if self.stale_labels:
+            out.append(
+                f"{self.stale_labels} check label(s) excluded: made by a verify script or "
+                "check of a task whose content changed since (`lhbench verify` checks the "
+                "runs again; `--include-stale` keeps them)."
+            )
         for (rubric, version), n in sorted(self.stale_rubric.items()):
             what = f"rubric {rubric} v{version}" if version else f"rubric {rubric}"
             out.append(
@@ -316,15 +325,25 @@ class ReportData:
         *,
         include_stale: bool = False,
         panel: set[str] | None = None,
+        check_packs: bool = True,
     ) -> ReportData:
         """Load what the report needs from ``store``.
 
         Args:
             store: The store.
-            include_stale: Keep grades and votes made with earlier rubric content or
-                judge settings.
+            include_stale: Keep grades, votes and labels made with earlier rubric or
+                check content or judge settings.
             panel: Judge config hashes of the configured panel (None: none configured).
+            check_packs: First check every registered pack against its directory and
+                re-register what changed (:func:`lhbench.jobs.packs.refresh_packs`; a
+                stat of each file, hashed only when a stat changed), saying so in the
+                notes, so an edited rubric or verify script is never read as current.
         """
+        changes: list[str] = []
+        if check_packs:
+            from lhbench.jobs.packs import refresh_packs
+
+            changes = [c.note for c in refresh_packs(store)]
         tasks: list[tuple[str, Task]] = []
         rubrics: list[Rubric] = []
         rubric_hashes: dict[tuple[str, str], str] = {}
@@ -337,12 +356,25 @@ class ReportData:
                 library.setdefault(r.id, r.content_hash)
         for _pack_id, _version, content_hash in store.list_pack_versions():
             rubrics.extend(store.get_pack(content_hash).rubrics)
+        task_hashes = {(pack_id, t.id): t.content_hash for pack_id, t in tasks}
         runs = store.list_runs()
+        by_id = {r.id: r for r in runs}
+        labels, stale_labels = [], 0
+        for lab in store.list_labels():
+            run = by_id.get(lab.run_id)
+            current = task_hashes.get((run.pack_id, run.task_id)) if run else None
+            # a verify script's or hook check's label records its task's content hash
+            scripted = lab.source.startswith(("verify:", "check:"))
+            if scripted and lab.check_hash and current and lab.check_hash != current:
+                stale_labels += 1
+                if not include_stale:
+                    continue
+            labels.append(lab)
         all_votes = store.list_votes(include_failed=True)
         data = cls.build(
             runs,
             verdicts=store.list_verdicts(),
-            labels=store.list_labels(),
+            labels=labels,
             tasks=tasks,
             rubrics=rubrics,
         )
@@ -365,6 +397,9 @@ class ReportData:
                 data.excluded,
             )
         data.excluded.failed_votes = len(data.failed_votes)
+        data.excluded.pack_changes = changes
+        if not include_stale:
+            data.excluded.stale_labels = stale_labels
         data.chapter_grades = store.list_chapter_grades()
         data.chapter_votes = store.list_votes(rater_kind=JudgeKind.HUMAN.value, chapter_level=True)
         if not include_stale:

@@ -1,0 +1,37 @@
+"""Where a pack version was loaded from: ``packs.source_dir`` and ``packs.disk_stat``.
+
+Commands that read a pack's figures (report, aj score, the web app) check the registered
+pack against its directory: ``disk_stat`` (paths, sizes and modification times of its
+files, recorded at registration) is the cheap gate before the pack is hashed again.
+NULL, as for every pack stored before: no directory known, nothing to check.
+
+Revision ID: 0017
+Revises: the newest revision below 0017 present
+Create Date: 2026-11-27 09:40:00
+"""
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import sqlalchemy as sa
+from alembic import op
+
+revision: str = "0017"
+# other work in progress may add revisions below 0017: follow the newest one present
+down_revision: str | None = max(
+    p.name[:4] for p in Path(__file__).parent.glob("00[0-9][0-9]_*.py") if p.name[:4] < "0017"
+)
+branch_labels: str | Sequence[str] | None = None
+depends_on: str | Sequence[str] | None = None
+
+
+def upgrade() -> None:
+    with op.batch_alter_table("packs") as batch:
+        batch.add_column(sa.Column("source_dir", sa.Text(), nullable=True))
+        batch.add_column(sa.Column("disk_stat", sa.String(length=64), nullable=True))
+
+
+def downgrade() -> None:
+    with op.batch_alter_table("packs") as batch:
+        batch.drop_column("disk_stat")
+        batch.drop_column("source_dir")
