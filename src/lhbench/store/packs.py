@@ -44,8 +44,7 @@ class PackStore(StoreBase):
                         "document": head,
                         "created_at": now,
                         "seen_at": now,
-                        "source_dir": source_dir,
-                        "disk_stat": disk_stat,
+                        **where,
                     }
                 ],
             )

@@ -26,12 +26,12 @@ depends_on: str | Sequence[str] | None = None
 
 
 def upgrade() -> None:
-    with op.batch_alter_table("packs") as batch:
-        batch.add_column(sa.Column("source_dir", sa.Text(), nullable=True))
-        batch.add_column(sa.Column("disk_stat", sa.String(length=64), nullable=True))
+    # plain ALTER TABLE (no batch copy): on SQLite a copied-and-dropped packs table would
+    # cascade to its tasks and rubrics
+    op.add_column("packs", sa.Column("source_dir", sa.Text(), nullable=True))
+    op.add_column("packs", sa.Column("disk_stat", sa.String(length=64), nullable=True))
 
 
 def downgrade() -> None:
-    with op.batch_alter_table("packs") as batch:
-        batch.drop_column("disk_stat")
-        batch.drop_column("source_dir")
+    op.drop_column("packs", "disk_stat")
+    op.drop_column("packs", "source_dir")
