@@ -1,7 +1,11 @@
 """Report section on Agent-as-a-Judge meta-evaluation (AJ-Bench Tables 3 and 9).
 
 AJ-Bench's Overall is the mean of the subdomain F1 scores (each averaged over repeats);
-the F1 of all items pooled is shown beside it, labelled. Its CI is a t-interval over
+the F1 of all units pooled is shown beside it, labelled. A unit is a run; in the search
+domain an answer (trajectory), whose items are folded into one result first, as AJ-Bench
+does (:func:`per_trajectory`); the item-level F1 has its own table. An undefined F1 (no
+positives) is n/a and left out of means; agent-minus-LLM Improvement compares both judges
+over the subdomains both have an F1 for and says "over k of n subdomains" when fewer. Its CI is a t-interval over
 repeats of the per-repeat overall. One row per judge configuration: a model's verdicts
 made under different settings (two tool budgets, two GUI modalities) are never pooled.
 """
