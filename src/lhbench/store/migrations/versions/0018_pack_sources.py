@@ -5,8 +5,8 @@ pack against its directory: ``disk_stat`` (paths, sizes and modification times o
 files, recorded at registration) is the cheap gate before the pack is hashed again.
 NULL, as for every pack stored before: no directory known, nothing to check.
 
-Revision ID: 0017
-Revises: the newest revision below 0017 present
+Revision ID: 0018
+Revises: the newest revision below 0018 present
 Create Date: 2026-11-27 09:40:00
 """
 
@@ -16,10 +16,10 @@ from pathlib import Path
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0017"
-# other work in progress may add revisions below 0017: follow the newest one present
+revision: str = "0018"
+# other work in progress may add revisions below 0018: follow the newest one present
 down_revision: str | None = max(
-    p.name[:4] for p in Path(__file__).parent.glob("00[0-9][0-9]_*.py") if p.name[:4] < "0017"
+    p.name[:4] for p in Path(__file__).parent.glob("00[0-9][0-9]_*.py") if p.name[:4] < "0018"
 )
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
