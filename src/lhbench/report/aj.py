@@ -5,9 +5,10 @@ the F1 of all units pooled is shown beside it, labelled. A unit is a run; in the
 domain an answer (trajectory), whose items are folded into one result first, as AJ-Bench
 does (:func:`per_trajectory`); the item-level F1 has its own table. An undefined F1 (no
 positives) is n/a and left out of means; agent-minus-LLM Improvement compares both judges
-over the subdomains both have an F1 for and says "over k of n subdomains" when fewer. Its CI is a t-interval over
-repeats of the per-repeat overall. One row per judge configuration: a model's verdicts
-made under different settings (two tool budgets, two GUI modalities) are never pooled.
+over the subdomains both have an F1 for and says "over k of n subdomains" when fewer.
+Its CI is a t-interval over repeats of the per-repeat overall (repeats paired by
+number). One row per judge configuration: a model's verdicts made under different
+settings (two tool budgets, two GUI modalities) are never pooled.
 """
 
 from __future__ import annotations
