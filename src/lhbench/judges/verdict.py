@@ -154,7 +154,7 @@ class VerdictJudge:
             kind=self.kind,
             model=self.spec.model_string,
             family=self.spec.family,
-            endpoint=self.spec.base_url,
+            endpoint=self.spec.endpoint,
             prompt_version=AGENT_PROMPT_VERSION,
             settings={
                 "tool_budget": self.tool_budget if self.agentic else 0,
