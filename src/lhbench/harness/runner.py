@@ -34,6 +34,7 @@ from lhbench.packs import load_pack
 from lhbench.sandbox import Limits, Mount, Sandbox, SandboxPolicy, get_sandbox, policy_for
 from lhbench.schema import (
     Artifact,
+    Label,
     McpServerSpec,
     Run,
     RunStatus,
@@ -102,11 +103,16 @@ class RunSpec:
 
 @dataclass
 class RunOutcome:
-    """A finished (or stopped) run with its trajectory and artifacts."""
+    """A finished (or stopped) run with its trajectory, artifacts and checks' labels.
+
+    ``labels`` are filled where the checks ran with the run (a Ray worker, which holds the
+    workspace); a local run is checked afterwards by the verify job.
+    """
 
     run: Run
     trajectory: Trajectory
     artifacts: list[Artifact]
+    labels: list[Label] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         """Plain JSON (for Ray)."""
@@ -114,6 +120,7 @@ class RunOutcome:
             "run": self.run.model_dump(mode="json"),
             "trajectory": self.trajectory.model_dump(mode="json"),
             "artifacts": [a.model_dump(mode="json") for a in self.artifacts],
+            "labels": [lab.model_dump(mode="json") for lab in self.labels],
         }
 
     @classmethod
@@ -123,6 +130,7 @@ class RunOutcome:
             Run.model_validate(doc["run"]),
             Trajectory.model_validate(doc["trajectory"]),
             [Artifact.model_validate(a) for a in doc["artifacts"]],
+            [Label.model_validate(lab) for lab in doc.get("labels", ())],
         )
 
 
