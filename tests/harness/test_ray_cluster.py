@@ -79,27 +79,42 @@ def _start(args: list[str], log: Path) -> subprocess.Popen[bytes]:
         )
 
 
-def _kill(proc: subprocess.Popen[bytes]) -> None:
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(proc.pid, signal.SIGKILL)
-    proc.wait(timeout=30)
-
-
-def _group_tasks(pgid: int, title: str) -> list[int]:
-    """Pids in process group ``pgid`` whose title starts with ``title``."""
-    found = []
+def _processes() -> dict[int, tuple[int, int, str]]:
+    """Every process: pid -> (parent pid, process group, title)."""
+    out = {}
     for d in Path("/proc").iterdir():
         if not d.name.isdigit():
             continue
         try:
-            if os.getpgid(int(d.name)) != pgid:
-                continue
-            cmd = (d / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-        except (OSError, ProcessLookupError):
+            stat = (d / "stat").read_text().rsplit(")", 1)[1].split()
+            title = (d / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
             continue
-        if cmd.startswith(title):
-            found.append(int(d.name))
-    return found
+        out[int(d.name)] = (int(stat[1]), int(stat[2]), title)
+    return out
+
+
+def _node_tree(proc: subprocess.Popen[bytes]) -> dict[int, str]:
+    """A node's processes: its ``ray start`` group and everything they started."""
+    table = _processes()
+    tree = {pid for pid, (_pp, pgid, _t) in table.items() if pgid == proc.pid}
+    grew = True
+    while grew:
+        more = {pid for pid, (ppid, _g, _t) in table.items() if ppid in tree} - tree
+        tree |= more
+        grew = bool(more)
+    return {pid: table[pid][2] for pid in tree}
+
+
+def _kill(proc: subprocess.Popen[bytes]) -> None:
+    """SIGKILL a node: its process group and any process of it that left the group."""
+    tree = _node_tree(proc)
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    for pid in tree:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+    proc.wait(timeout=30)
 
 
 def _node(args: list[str], log: Path, deadline: float) -> subprocess.Popen[bytes]:
@@ -128,7 +143,7 @@ def ray_cluster() -> Iterator[Cluster]:
     port = _free_port()
     address = f"127.0.0.1:{port}"
     common = ["--node-ip-address=127.0.0.1", f"--temp-dir={temp}"]
-    deadline = time.monotonic() + 240
+    deadline = time.monotonic() + 480  # ~40 s on a quiet machine; minutes on a loaded one
     cluster = Cluster(address, temp, [])
     try:
         head = [
@@ -199,7 +214,9 @@ def test_killed_worker_node_loses_no_run(ray_cluster: Cluster, pg_url: str, tmp_
             deadline = time.monotonic() + 120
             while victim is None and time.monotonic() < deadline and proc.poll() is None:
                 for node in ray_cluster.workers:
-                    if _group_tasks(node.pid, "ray::_execute_on_node") and stub.count > 0:
+                    titles = _node_tree(node).values()
+                    running = any(t.startswith("ray::_execute_on_node") for t in titles)
+                    if running and stub.count > 0:
                         victim = node
                         break
                 time.sleep(0.05)

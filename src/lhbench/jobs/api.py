@@ -136,6 +136,8 @@ class GradeOutcome:
     runs: list[Run]
     judges: list[str]
     grades: list[Grade] = field(default_factory=list)
+    # runs that failed for infrastructure: not graded (no score), named by the CLI
+    infra_skipped: list[Run] = field(default_factory=list)
 
 
 async def grade_runs(
@@ -190,9 +192,17 @@ async def grade_runs(
         if missing:
             raise LhbenchError(f"--runs: not in pack {pack_id!r}: {', '.join(sorted(missing))}")
         runs = [r for r in runs if r.id in wanted]
+    # a run that failed for infrastructure is no score: never graded, never compared
+    infra = [r for r in runs if r.infrastructure_failure]
+    runs = [r for r in runs if not r.infrastructure_failure]
     if not runs:
+        why = (
+            f" ({len(infra)} failed for infrastructure and are not graded: run them again)"
+            if infra
+            else ""
+        )
         raise LhbenchError(
-            f"no finished runs of pack {pack_id!r} in the store: `lhbench run` or "
+            f"no finished runs of pack {pack_id!r} in the store{why}: `lhbench run` or "
             "`lhbench import --pack` makes some"
         )
     library = [load_pack(d) for d in bundled_pack_dirs()]
@@ -216,7 +226,7 @@ async def grade_runs(
             concurrency=concurrency,
             retry_errors=retry_errors,
         )
-    out = GradeOutcome(summary, rub, tier_obj, runs, labels)
+    out = GradeOutcome(summary, rub, tier_obj, runs, labels, infra_skipped=infra)
     if not pairwise:
         keys = {u.key for u in job.plan()}
         out.grades = [g for g in store.list_grades(run_ids=[r.id for r in runs]) if g.key in keys]
@@ -325,7 +335,12 @@ async def _verify_pack(
     postgres: PostgresDatabases | None = None,
     states: StateProvider | None = None,
 ) -> JobSummary[Any]:
-    done = [r for r in runs if r.status not in (RunStatus.RUNNING, RunStatus.PENDING)]
+    # a run that failed for infrastructure is no score: its state is not labelled either
+    done = [
+        r
+        for r in runs
+        if r.status not in (RunStatus.RUNNING, RunStatus.PENDING) and not r.infrastructure_failure
+    ]
     provider = states or StateProvider(
         store,
         pack,
@@ -484,6 +499,7 @@ async def judge_states(
         r
         for r in store.list_runs(pack_id=loaded.pack.id)
         if r.status not in (RunStatus.RUNNING, RunStatus.PENDING)
+        and not r.infrastructure_failure  # no score: neither labelled nor judged
     ]
     url = postgres_url or settings.aj_postgres_url
     pg = PostgresDatabases(url) if url else None

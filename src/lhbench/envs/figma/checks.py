@@ -537,7 +537,12 @@ def check_app(
 
     Raises:
         ManifestError: the ground truth has no usable manifest.
+        MissingDependency: playwright, Chromium or npm is not installed (before anything
+            runs), so the check is no score.
+        InfrastructureError: the npm registry could not be reached, or the capture could
+            not start.
     """
+    from lhbench.envs.figma.capture import require_capture
     from lhbench.sandbox import get_sandbox
 
     t_all = time.perf_counter()
@@ -545,6 +550,9 @@ def check_app(
     doc, warn = find_design(gt, design)
     work = Path(work_dir or tempfile.mkdtemp(prefix="lhbench-figma-")).absolute()
     work.mkdir(parents=True, exist_ok=True)
+    if browser is None:
+        # a capture that cannot run here is infrastructure, never a failed deploy or a 0
+        require_capture()
     if sandbox is None and (browser is None or built is None):
         sandbox = get_sandbox()
     report = CheckReport(
