@@ -34,9 +34,17 @@ from tests.harness.helpers import write_harness_pack
 pytestmark = [pytest.mark.ray_cluster, pytest.mark.postgres]
 
 RAY = Path(sys.executable).with_name("ray")
-# the cluster and its driver agree on no token auth, whatever ~/.ray holds on this machine;
-# a raylet on a loaded machine gets 2 minutes to register, not 30 s
-RAY_ENV = {**os.environ, "RAY_AUTH_MODE": "disabled", "RAY_raylet_start_wait_time_s": "120"}
+# The cluster and its driver agree on no token auth, whatever ~/.ray holds on this machine.
+# On a loaded machine Ray's Python agents and workers start slowly: a raylet waits for its
+# agents up to 5 minutes (it crashes after 30 s by default), a worker may take 5 minutes
+# to register.
+RAY_ENV = {
+    **os.environ,
+    "RAY_AUTH_MODE": "disabled",
+    "RAY_raylet_start_wait_time_s": "300",
+    "RAY_agent_register_timeout_ms": "300000",
+    "RAY_worker_register_timeout_seconds": "300",
+}
 VERIFY = (
     "import argparse, json, sys\n"
     "from pathlib import Path\n"
@@ -45,6 +53,9 @@ VERIFY = (
     "print(json.dumps({'detail': f'steps written: {done}'}))\n"
     "sys.exit(0 if len(done) == 2 else 1)\n"
 )
+
+
+NodeProc = subprocess.Popen[bytes]
 
 
 @dataclass
@@ -117,19 +128,21 @@ def _kill(proc: subprocess.Popen[bytes]) -> None:
     proc.wait(timeout=30)
 
 
-def _node(args: list[str], log: Path, deadline: float) -> subprocess.Popen[bytes]:
-    """A node started and registered with the head (its ``ray start`` says so).
+def _node(args: list[str], log: Path, deadline: float, nodes: list[NodeProc]) -> None:
+    """A node started and registered with the head (its ``ray start`` says so), in ``nodes``.
 
     ``ray start`` gives up when the node has not registered within 30 s (a hard-coded
-    wait in Ray): on a loaded machine that happens, and the node is started again.
+    wait in Ray): on a loaded machine that happens, and the node is started again. The
+    process is in ``nodes`` from its start, so an interrupted fixture still kills it.
     """
     while True:
         proc = _start(args, log)
+        nodes.append(proc)
         while proc.poll() is None and time.monotonic() < deadline:
             if b"Ray runtime started" in log.read_bytes():
-                return proc
+                return
             time.sleep(0.2)
-        _kill(proc)
+        _kill(nodes.pop())
         assert time.monotonic() < deadline, f"a Ray node did not start: {log.read_text()[-2000:]}"
 
 
@@ -155,10 +168,10 @@ def ray_cluster() -> Iterator[Cluster]:
             '--system-config={"health_check_period_ms":2000,"health_check_failure_threshold":5}',
             *common,
         ]
-        cluster.nodes.append(_node(head, temp / "head.log", deadline))
+        _node(head, temp / "head.log", deadline, cluster.nodes)
         for i in range(2):
             worker = [f"--address={address}", "--num-cpus=1", *common]
-            cluster.nodes.append(_node(worker, temp / f"worker{i}.log", deadline))
+            _node(worker, temp / f"worker{i}.log", deadline, cluster.nodes)
         yield cluster
     finally:
         for proc in reversed(cluster.nodes):
