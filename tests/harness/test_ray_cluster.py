@@ -128,22 +128,26 @@ def _kill(proc: subprocess.Popen[bytes]) -> None:
     proc.wait(timeout=30)
 
 
-def _node(args: list[str], log: Path, deadline: float, nodes: list[NodeProc]) -> None:
-    """A node started and registered with the head (its ``ray start`` says so), in ``nodes``.
+def _nodes(starts: list[tuple[list[str], Path]], deadline: float, nodes: list[NodeProc]) -> None:
+    """Nodes started at once and registered with the head (``ray start`` says so), in ``nodes``.
 
-    ``ray start`` gives up when the node has not registered within 30 s (a hard-coded
-    wait in Ray): on a loaded machine that happens, and the node is started again. The
+    ``ray start`` gives up when its node has not registered within 30 s (a wait hard-coded
+    in Ray): on a loaded machine that happens, and that node is started again. Each
     process is in ``nodes`` from its start, so an interrupted fixture still kills it.
     """
-    while True:
-        proc = _start(args, log)
-        nodes.append(proc)
-        while proc.poll() is None and time.monotonic() < deadline:
+    pending = {len(nodes) + i: (args, log) for i, (args, log) in enumerate(starts)}
+    nodes.extend(_start(args, log) for args, log in starts)
+    while pending:
+        assert time.monotonic() < deadline, "Ray nodes did not start: " + " | ".join(
+            log.read_text()[-1000:] for _a, log in pending.values()
+        )
+        for i, (args, log) in list(pending.items()):
             if b"Ray runtime started" in log.read_bytes():
-                return
-            time.sleep(0.2)
-        _kill(nodes.pop())
-        assert time.monotonic() < deadline, f"a Ray node did not start: {log.read_text()[-2000:]}"
+                del pending[i]
+            elif nodes[i].poll() is not None:  # gave up: start it again
+                _kill(nodes[i])
+                nodes[i] = _start(args, log)
+        time.sleep(0.2)
 
 
 @pytest.fixture(scope="module")
@@ -168,10 +172,22 @@ def ray_cluster() -> Iterator[Cluster]:
             '--system-config={"health_check_period_ms":2000,"health_check_failure_threshold":5}',
             *common,
         ]
-        _node(head, temp / "head.log", deadline, cluster.nodes)
-        for i in range(2):
-            worker = [f"--address={address}", "--num-cpus=1", *common]
-            _node(worker, temp / f"worker{i}.log", deadline, cluster.nodes)
+        _nodes([(head, temp / "head.log")], deadline, cluster.nodes)
+        workers = [
+            (
+                [
+                    f"--address={address}",
+                    "--num-cpus=1",
+                    # nodes of one host pick the same socket names when started together
+                    f"--raylet-socket-name={temp}/raylet{i}",
+                    f"--plasma-store-socket-name={temp}/plasma{i}",
+                    *common,
+                ],
+                temp / f"worker{i}.log",
+            )
+            for i in range(2)
+        ]
+        _nodes(workers, deadline, cluster.nodes)
         yield cluster
     finally:
         for proc in reversed(cluster.nodes):
