@@ -178,10 +178,9 @@ def ray_cluster() -> Iterator[Cluster]:
                 [
                     f"--address={address}",
                     "--num-cpus=1",
-                    # nodes of one host pick the same socket names when started together
-                    f"--raylet-socket-name={temp}/raylet{i}",
-                    f"--plasma-store-socket-name={temp}/plasma{i}",
-                    *common,
+                    "--node-ip-address=127.0.0.1",
+                    # nodes of one host sharing a temp dir pick the same socket names
+                    f"--temp-dir={temp / f'w{i}'}",
                 ],
                 temp / f"worker{i}.log",
             )
