@@ -16,11 +16,13 @@ same command runs again.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import io
 import os
 import shutil
 import socket
+import sys
 import tarfile
 import tempfile
 from dataclasses import replace
@@ -181,6 +183,9 @@ class RayExecutor:
         self._remote: Any = None
         self._packs: dict[str, tuple[str, Any]] = {}
         self._lost: tuple[type[BaseException], ...] = ()
+        # Ray prints its notices (a task retried after its node died) to stdout: while
+        # the job runs they go to stderr, so ``lhbench run --json`` prints only JSON
+        self._notices = contextlib.redirect_stdout(sys.stderr)
 
     async def __aenter__(self) -> RayExecutor:
         try:
@@ -192,6 +197,7 @@ class RayExecutor:
             raise ConfigError(
                 "the Ray executor needs ray: `uv sync --extra ray` (or pip install ray)"
             ) from None
+        self._notices.__enter__()
         if not ray.is_initialized():
             options: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False}
             if self.address is None:
@@ -201,6 +207,7 @@ class RayExecutor:
             except (ConnectionError, RuntimeError, ValueError) as exc:
                 from lhbench.errors import ConfigError
 
+                self._notices.__exit__(None, None, None)
                 raise ConfigError(
                     f"--ray-address {self.address!r}: cannot join the Ray cluster: {exc}"
                 ) from None
@@ -210,10 +217,13 @@ class RayExecutor:
         return self
 
     async def __aexit__(self, *exc: object) -> None:
-        if self._started:
-            import ray
+        try:
+            if self._started:
+                import ray
 
-            ray.shutdown()
+                ray.shutdown()
+        finally:
+            self._notices.__exit__(None, None, None)
 
     def _pack(self, pack_dir: str) -> tuple[str, Any]:
         """The pack's archive in Ray's object store (put once per job)."""
