@@ -51,3 +51,11 @@ def store(store_url: str) -> Iterator[Store]:
         yield s
     finally:
         s.close()
+
+
+@pytest.fixture
+def pg_url() -> Iterator[str]:
+    """A URL for an empty PostgreSQL database (skips where LHBENCH_TEST_PG_URL is unset)."""
+    if not PG_URL:
+        pytest.skip("LHBENCH_TEST_PG_URL is not set (CI sets it; see .ci/run)")
+    yield from _pg_database()

@@ -60,6 +60,11 @@ class Settings(BaseSettings):
     sandbox_image: str = Field(
         default="python:3.11-slim", description="Image of the container sandbox backend."
     )
+    ray_address: str | None = Field(
+        default=None,
+        description="Ray cluster for `--executor ray` (e.g. ray://head:10001 or head:6379); "
+        "default: a Ray instance started on this machine.",
+    )
     web_public_leaderboard: bool = Field(
         default=False,
         description="Show the web app's overview (the leaderboard) without signing in; "

@@ -144,6 +144,13 @@ def run_(
     ] = None,
     parallel: Annotated[int, typer.Option(min=1, help="Runs at once.")] = 2,
     executor: Annotated[str, typer.Option(help="local or ray.")] = "local",
+    ray_address: Annotated[
+        str | None,
+        typer.Option(
+            help="An existing Ray cluster for --executor ray (head:6379, ray://head:10001); "
+            "default: the ray_address setting, else a Ray instance started here."
+        ),
+    ] = None,
     retry_errors: Annotated[
         bool, typer.Option("--retry-errors", help="Also rerun timed-out or over-limit runs.")
     ] = False,
@@ -177,6 +184,7 @@ def run_(
                 versions=parse_versions(versions),
                 parallel=parallel,
                 executor=executor,
+                ray_address=ray_address,
                 retry_errors=retry_errors,
                 verify=not no_verify,
                 progress=progress_factory(not as_json),

@@ -1,15 +1,47 @@
-"""Where runs execute: on this machine, or as Ray tasks. One interface, used by the run job."""
+"""Where runs execute: on this machine, or as Ray tasks. One interface, used by the run job.
+
+On Ray (a local instance, or an existing cluster at ``address``) each run is one Ray task:
+the pack travels as an archive through Ray's object store and is unpacked once per node,
+the run works in its own sandbox on the node, and the task's checks run there too, on the
+workspace it left (:func:`lhbench.jobs.verification.check_on_node`). The run, its
+trajectory and labels come back to the job, which stores them keyed by the run id.
+
+A worker or node that dies mid-run loses nothing: Ray runs the task again elsewhere
+(``max_retries``), and when Ray gives up on a lost worker the executor submits it again
+(``resubmits``); a run retried where its workspace survives (a shared ``LHBENCH_HOME``)
+resumes from its journal. Whatever still fails is a crashed unit the next run of the
+same command runs again.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import hashlib
+import io
+import os
+import shutil
+import socket
+import sys
+import tarfile
+import tempfile
+from dataclasses import replace
+from pathlib import Path
 from types import TracebackType
 from typing import Any, Protocol
 
 from lhbench.harness.runner import RunOutcome, RunSpec, execute
 from lhbench.models import ModelPool
 
-__all__ = ["EXECUTORS", "Executor", "LocalExecutor", "RayExecutor", "make_executor"]
+__all__ = [
+    "EXECUTORS",
+    "Executor",
+    "LocalExecutor",
+    "RayExecutor",
+    "make_executor",
+    "pack_archive",
+    "unpack_archive",
+]
 
 
 class Executor(Protocol):
@@ -53,60 +85,182 @@ class LocalExecutor:
         return await execute(spec, pool=self.pool, model=self.model)
 
 
-def _execute_sync(spec: RunSpec) -> dict[str, Any]:
-    return asyncio.run(execute(spec)).to_json()
+def pack_archive(pack_dir: Path) -> tuple[str, bytes]:
+    """A pack directory as a gzipped tar, and a digest of it (the nodes' cache key)."""
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz", compresslevel=1) as tar:
+        tar.add(str(pack_dir), arcname="pack")
+    data = buf.getvalue()
+    return hashlib.sha256(data).hexdigest()[:24], data
+
+
+def unpack_archive(home: Path, digest: str, data: bytes) -> Path:
+    """The pack of :func:`pack_archive`, unpacked once per node under ``home/ray-packs``.
+
+    Unpacked beside its place and renamed into it, so workers of one node racing to unpack
+    the same pack never see half of it; ``tarfile``'s ``data`` filter refuses members that
+    would land outside it (absolute paths, ``..``, links out, devices).
+    """
+    dest = home / "ray-packs" / digest
+    if (dest / "pack" / "pack.yaml").is_file():
+        return dest / "pack"
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{digest}-", dir=dest.parent))
+    try:
+        with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as tar:
+            tar.extractall(tmp, filter="data")
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    try:
+        os.rename(tmp, dest)
+    except OSError:  # another worker of this node was first
+        shutil.rmtree(tmp, ignore_errors=True)
+    return dest / "pack"
+
+
+async def _run_on_node(spec: RunSpec, digest: str, archive: bytes, check: bool) -> RunOutcome:
+    from lhbench.jobs.packs import LoadedPack
+    from lhbench.jobs.verification import check_on_node
+    from lhbench.packs import load_pack
+    from lhbench.sandbox import get_sandbox
+
+    home = Path(spec.home)
+    pack_dir = unpack_archive(home, digest, archive)
+    spec = replace(spec, pack_dir=str(pack_dir))
+    out = await execute(spec)
+    out.run.metadata["node"] = _node_id()
+    out.run.metadata["host"] = socket.gethostname()
+    if check:
+        pack = load_pack(pack_dir)
+        out.labels = await check_on_node(
+            LoadedPack(pack, pack_dir),
+            out.run,
+            out.trajectory,
+            sandbox=get_sandbox(spec.sandbox, unsafe=spec.unsafe_no_sandbox),
+            workdir=home / "states" / pack.id,
+        )
+    return out
+
+
+def _node_id() -> str:
+    import ray
+
+    return str(ray.get_runtime_context().get_node_id())
+
+
+def _execute_on_node(spec: RunSpec, digest: str, archive: bytes, check: bool) -> dict[str, Any]:
+    """The Ray task: one run (and its checks) on the node Ray chose, as plain JSON."""
+    return asyncio.run(_run_on_node(spec, digest, archive, check)).to_json()
 
 
 class RayExecutor:
-    """Runs as Ray tasks (a local Ray instance unless ``address`` is given)."""
+    """Runs as Ray tasks: on a Ray instance started here, or on the cluster at ``address``.
 
-    def __init__(self, *, parallel: int = 2, address: str | None = None) -> None:
+    Args:
+        parallel: CPUs of the Ray instance started here (ignored with ``address``).
+        address: An existing cluster (``head:6379``, ``ray://head:10001`` or ``auto``).
+        checks: Run each run's workspace checks on its node, with the run.
+        max_retries: Ray's retries of a task whose worker or node died.
+        resubmits: Further submissions when Ray's retries end in a lost worker or node.
+    """
+
+    def __init__(
+        self,
+        *,
+        parallel: int = 2,
+        address: str | None = None,
+        checks: bool = True,
+        max_retries: int = 3,
+        resubmits: int = 2,
+    ) -> None:
         self.parallel = parallel
         self.address = address
+        self.checks = checks
+        self.max_retries = max_retries
+        self.resubmits = resubmits
         self._started = False
         self._remote: Any = None
+        self._packs: dict[str, tuple[str, Any]] = {}
+        self._lost: tuple[type[BaseException], ...] = ()
+        # Ray prints its notices (a task retried after its node died) to stdout: while
+        # the job runs they go to stderr, so ``lhbench run --json`` prints only JSON
+        self._notices = contextlib.redirect_stdout(sys.stderr)
 
     async def __aenter__(self) -> RayExecutor:
         try:
             import ray
+            from ray import exceptions as rex
         except ImportError:
             from lhbench.errors import ConfigError
 
             raise ConfigError(
                 "the Ray executor needs ray: `uv sync --extra ray` (or pip install ray)"
             ) from None
+        self._notices.__enter__()
         if not ray.is_initialized():
-            ray.init(
-                address=self.address,
-                num_cpus=self.parallel,
-                include_dashboard=False,
-                log_to_driver=False,
-            )
+            options: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False}
+            if self.address is None:
+                options["num_cpus"] = self.parallel
+            try:
+                ray.init(address=self.address, **options)
+            except (ConnectionError, RuntimeError, ValueError) as exc:
+                from lhbench.errors import ConfigError
+
+                self._notices.__exit__(None, None, None)
+                raise ConfigError(
+                    f"--ray-address {self.address!r}: cannot join the Ray cluster: {exc}"
+                ) from None
             self._started = True
-        self._remote = ray.remote(num_cpus=1)(_execute_sync)
+        self._lost = (rex.WorkerCrashedError, rex.NodeDiedError, rex.ObjectLostError)
+        self._remote = ray.remote(num_cpus=1, max_retries=self.max_retries)(_execute_on_node)
         return self
 
     async def __aexit__(self, *exc: object) -> None:
-        if self._started:
+        try:
+            if self._started:
+                import ray
+
+                ray.shutdown()
+        finally:
+            self._notices.__exit__(None, None, None)
+
+    def _pack(self, pack_dir: str) -> tuple[str, Any]:
+        """The pack's archive in Ray's object store (put once per job)."""
+        found = self._packs.get(pack_dir)
+        if found is None:
             import ray
 
-            ray.shutdown()
+            digest, data = pack_archive(Path(pack_dir))
+            found = self._packs[pack_dir] = (digest, ray.put(data))
+        return found
 
     async def run(self, spec: RunSpec) -> RunOutcome:
-        """Execute ``spec`` as a Ray task and await it."""
-        doc = await self._remote.remote(spec)
+        """Execute ``spec`` as a Ray task (again, when its worker is lost) and await it."""
+        digest, archive = self._pack(spec.pack_dir)
+        for attempt in range(self.resubmits + 1):
+            try:
+                doc = await self._remote.remote(spec, digest, archive, self.checks)
+                break
+            except self._lost:
+                if attempt == self.resubmits:
+                    raise
         return RunOutcome.from_json(doc)
 
 
 EXECUTORS = ("local", "ray")
 
 
-def make_executor(name: str, *, parallel: int = 2) -> LocalExecutor | RayExecutor:
-    """The executor called ``name`` (local or ray)."""
-    if name == "local":
-        return LocalExecutor()
-    if name == "ray":
-        return RayExecutor(parallel=parallel)
+def make_executor(
+    name: str, *, parallel: int = 2, address: str | None = None, checks: bool = True
+) -> LocalExecutor | RayExecutor:
+    """The executor called ``name`` (local or ray; ``address``: an existing Ray cluster)."""
     from lhbench.errors import ConfigError
 
+    if name == "local":
+        if address is not None:
+            raise ConfigError("--ray-address needs --executor ray")
+        return LocalExecutor()
+    if name == "ray":
+        return RayExecutor(parallel=parallel, address=address, checks=checks)
     raise ConfigError(f"--executor {name!r}: expected one of {', '.join(EXECUTORS)}")

@@ -35,6 +35,7 @@ from lhbench.sandbox import Limits, Mount, Sandbox, SandboxPolicy, get_sandbox, 
 from lhbench.schema import (
     Artifact,
     FailureKind,
+    Label,
     McpServerSpec,
     Run,
     RunStatus,
@@ -101,11 +102,16 @@ class RunSpec:
 
 @dataclass
 class RunOutcome:
-    """A finished (or stopped) run with its trajectory and artifacts."""
+    """A finished (or stopped) run with its trajectory, artifacts and checks' labels.
+
+    ``labels`` are filled where the checks ran with the run (a Ray worker, which holds the
+    workspace); a local run is checked afterwards by the verify job.
+    """
 
     run: Run
     trajectory: Trajectory
     artifacts: list[Artifact]
+    labels: list[Label] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         """Plain JSON (for Ray)."""
@@ -113,6 +119,7 @@ class RunOutcome:
             "run": self.run.model_dump(mode="json"),
             "trajectory": self.trajectory.model_dump(mode="json"),
             "artifacts": [a.model_dump(mode="json") for a in self.artifacts],
+            "labels": [lab.model_dump(mode="json") for lab in self.labels],
         }
 
     @classmethod
@@ -122,6 +129,7 @@ class RunOutcome:
             Run.model_validate(doc["run"]),
             Trajectory.model_validate(doc["trajectory"]),
             [Artifact.model_validate(a) for a in doc["artifacts"]],
+            [Label.model_validate(lab) for lab in doc.get("labels", ())],
         )
 
 

@@ -24,11 +24,17 @@ _FINAL_FAILURES = {RunStatus.TIMED_OUT, RunStatus.LIMIT_EXCEEDED}
 
 
 def store_outcome(store: Store, out: RunOutcome) -> None:
-    """Save a run with its trajectory and artifacts."""
+    """Save a run with its trajectory, artifacts and labels.
+
+    Every write replaces what the same run said before (keyed by the run id, an artifact's
+    name, a label's check): a unit Ray ran twice, its first worker lost, is stored once.
+    """
     store.save_run(out.run)
     store.save_trajectory(out.trajectory)
     for a in out.artifacts:
         store.save_artifact(a)
+    if out.labels:
+        store.save_labels(out.labels)
 
 
 class RunAgentsJob:

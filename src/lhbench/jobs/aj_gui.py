@@ -137,7 +137,7 @@ class GuiStates(StateProvider):
             raise LookupError(f"task {run.task_id!r} is not in pack {self.pack.pack.id!r}")
         base = self.workdir / run.id
         base.mkdir(parents=True, exist_ok=True)
-        traj = trajectory or self.store.get_trajectory(run.id)
+        traj = self.trajectory(run, trajectory)
         traj_file = base / "trajectory.json"
         traj_file.write_text(traj.model_dump_json(), encoding="utf-8")
         state = materialize(

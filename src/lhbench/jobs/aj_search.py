@@ -146,7 +146,7 @@ class SearchStates(StateProvider):
         base = self.workdir / run.id
         state = base / "state"
         state.mkdir(parents=True, exist_ok=True)
-        traj = trajectory or self.store.get_trajectory(run.id)
+        traj = self.trajectory(run, trajectory)
         traj_file = base / "trajectory.json"
         traj_file.write_text(traj.model_dump_json(), encoding="utf-8")
         ans = self.answer(run.task_id, str(run.metadata["answer"]))

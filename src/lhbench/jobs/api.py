@@ -225,6 +225,7 @@ async def run_agents(
     versions: dict[str, str] | None = None,
     parallel: int = 2,
     executor: str = "local",
+    ray_address: str | None = None,
     retry_errors: bool = False,
     verify: bool = True,
     progress: ProgressFactory = None,
@@ -232,7 +233,9 @@ async def run_agents(
 ) -> RunOutcomeSummary:
     """Run a harness on a pack's tasks; finished runs are skipped, interrupted ones resume.
 
-    Every run that ends is then verified (its task's checks on its workspace).
+    Every run that ends is then verified (its task's checks on its workspace). On Ray
+    (``ray_address``, else the ``ray_address`` setting, else a local instance) each run
+    and its workspace checks run together on a worker node.
     """
     if harness not in HARNESSES:
         raise ConfigError(f"--harness {harness!r}: expected one of {', '.join(HARNESSES)}")
@@ -265,7 +268,12 @@ async def run_agents(
     ex = (
         LocalExecutor(model=wrapped_model)
         if wrapped_model is not None
-        else make_executor(executor, parallel=parallel)
+        else make_executor(
+            executor,
+            parallel=parallel,
+            address=ray_address or (settings.ray_address if executor == "ray" else None),
+            checks=verify,
+        )
     )
     async with ex:
         job = RunAgentsJob(store, loaded, specs, ex)

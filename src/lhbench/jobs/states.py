@@ -77,7 +77,7 @@ class StateProvider:
 
     def __init__(
         self,
-        store: Store,
+        store: Store | None,
         pack: LoadedPack,
         workdir: Path,
         *,
@@ -106,6 +106,15 @@ class StateProvider:
             self._made[run.id] = made
         return await asyncio.shield(made)
 
+    def trajectory(self, run: Run, given: Trajectory | None) -> Trajectory:
+        """The trajectory given, else the stored one."""
+        if given is not None:
+            return given
+        if self.store is None:
+            # a Ray worker checks the run it just made, with its trajectory in hand
+            raise LookupError(f"run {run.id!r}: no trajectory given and no store to read it from")
+        return self.store.get_trajectory(run.id)
+
     def _make(self, run: Run, trajectory: Trajectory | None) -> RunState:
         task = self.task(run)
         if task is None:
@@ -114,7 +123,7 @@ class StateProvider:
         sid = state_id(run, task)
         base = self.workdir / run.id
         base.mkdir(parents=True, exist_ok=True)
-        traj = trajectory or self.store.get_trajectory(run.id)
+        traj = self.trajectory(run, trajectory)
         traj_file = base / "trajectory.json"
         traj_file.write_text(traj.model_dump_json(), encoding="utf-8")
         root = kept_workspace(run)

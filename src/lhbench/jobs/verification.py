@@ -24,7 +24,16 @@ from lhbench.jobs.packs import LoadedPack
 from lhbench.jobs.runner import Assessment, Unit
 from lhbench.jobs.states import StateProvider
 from lhbench.sandbox import Sandbox
-from lhbench.schema import EnvironmentKind, FailureKind, Label, Run, Task, label_key
+from lhbench.schema import (
+    EnvironmentKind,
+    FailureKind,
+    Label,
+    Run,
+    RunStatus,
+    Task,
+    Trajectory,
+    label_key,
+)
 from lhbench.store import ResultState, Store
 
 if TYPE_CHECKING:
@@ -34,6 +43,7 @@ if TYPE_CHECKING:
 __all__ = [
     "Check",
     "VerifyJob",
+    "check_on_node",
     "content_checks",
     "figma_checks",
     "run_content_checks",
@@ -103,16 +113,23 @@ class VerifyJob:
 
     def __init__(
         self,
-        store: Store,
+        store: Store | None,
         runs: Sequence[Run],
         states: StateProvider,
         *,
         timeout_s: float = 60.0,
     ) -> None:
-        self.store = store
+        self._store = store
         self.runs = list(runs)
         self.states = states
         self.timeout_s = timeout_s
+
+    @property
+    def store(self) -> Store:
+        """The store (a job checking on a Ray worker has none: see :func:`check_on_node`)."""
+        if self._store is None:
+            raise RuntimeError("this check needs the store; it runs where the job runs")
+        return self._store
 
     def plan(self) -> list[Unit[_CheckUnit]]:
         """One unit per run and check."""
@@ -311,6 +328,35 @@ class VerifyJob:
     def write(self, results: Sequence[Label]) -> None:
         """Labels, replacing what the same check said before."""
         self.store.save_labels(results)
+
+
+async def check_on_node(
+    pack: LoadedPack,
+    run: Run,
+    trajectory: Trajectory,
+    *,
+    sandbox: Sandbox,
+    workdir: Path,
+    timeout_s: float = 60.0,
+) -> list[Label]:
+    """The checks of a run that need only its kept workspace, run where the workspace is.
+
+    A run made on a Ray worker leaves its workspace on that node: its verify script, hook
+    checks and named state checks run there, in that node's sandbox, right after the run
+    (the labels travel back with the run). Figma and content checks store grades and
+    artifacts themselves: they stay with the job, which replays the state when the
+    workspace is elsewhere.
+    """
+    if run.status in (RunStatus.RUNNING, RunStatus.PENDING):
+        return []
+    provider = StateProvider(None, pack, workdir, sandbox=sandbox)
+    await provider.get(run, trajectory)  # made from the trajectory in hand, then shared
+    job = VerifyJob(None, [run], provider, timeout_s=timeout_s)
+    return [
+        await job.run(u)
+        for u in job.plan()
+        if not (u.payload.check.figma or u.payload.check.content)
+    ]
 
 
 def _first(error: str | None) -> str:
