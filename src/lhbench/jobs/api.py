@@ -10,28 +10,26 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from lhbench.config import Settings
 from lhbench.envs import PostgresDatabases
 from lhbench.errors import ConfigError, LhbenchError
-from lhbench.harness import HARNESSES, LocalExecutor, make_executor
-from lhbench.harness.cli_agents import CLI_AGENTS, cli_binary
-from lhbench.jobs.agents import RunAgentsJob, specs_for
 from lhbench.jobs.fixtures import FixtureJob
-from lhbench.jobs.grading import GradeJob, PairwiseJob
 from lhbench.jobs.imports import ImportJob, ImportResult, collect_files
 from lhbench.jobs.packs import LoadedPack, check_versions, find_rubric, pack_for_id, resolve_pack
 from lhbench.jobs.runner import JobSummary, run_job
-from lhbench.jobs.states import StateProvider
-from lhbench.jobs.verdicts import VerdictJob
-from lhbench.jobs.verification import VerifyJob
-from lhbench.judges import PairwiseJudge, RubricJudge
-from lhbench.models import ModelPool, ModelSpec, resolve_model
+from lhbench.models import ModelSpec, resolve_model
 from lhbench.packs import bundled_pack_dirs, load_pack
 from lhbench.sandbox import Sandbox, get_sandbox
 from lhbench.schema import Grade, Rubric, Run, RunStatus, Tier, TierKind
-from lhbench.store import Store
+
+if TYPE_CHECKING:
+    from lhbench.config import Settings
+    from lhbench.jobs.states import StateProvider
+    from lhbench.store import Store
+
+# The agent harness, the judges and the model pool (pydantic-ai) load in the jobs that use
+# them: importing transcripts needs none of them.
 
 __all__ = [
     "GradeOutcome",
@@ -107,6 +105,9 @@ async def judge_verdicts(
     """
     if spec is None:
         return None
+    from lhbench.jobs.verdicts import VerdictJob
+    from lhbench.models import ModelPool
+
     pool = ModelPool(store)
     async with pool.session():
         judge = make_judge(pool.get(spec, wrapped=wrapped_model), spec)
@@ -173,6 +174,10 @@ async def grade_runs(
         progress: Progress-bar factory (``label -> context manager``).
         models: Test hook: model ref -> a pydantic-ai model used instead of the real one.
     """
+    from lhbench.jobs.grading import GradeJob, PairwiseJob
+    from lhbench.judges import PairwiseJudge, RubricJudge
+    from lhbench.models import ModelPool
+
     if tier not in {t.value for t in TierKind}:
         raise ConfigError(f"--tier {tier!r}: expected one of process, output, behavior")
     specs = panel_specs(panel, settings)
@@ -254,6 +259,10 @@ async def run_agents(
 
     Every run that ends is then verified (its task's checks on its workspace).
     """
+    from lhbench.harness import HARNESSES, LocalExecutor, make_executor
+    from lhbench.harness.cli_agents import CLI_AGENTS, cli_binary
+    from lhbench.jobs.agents import RunAgentsJob, specs_for
+
     if harness not in HARNESSES:
         raise ConfigError(f"--harness {harness!r}: expected one of {', '.join(HARNESSES)}")
     if harness in CLI_AGENTS:
@@ -317,6 +326,9 @@ async def _verify_pack(
     postgres: PostgresDatabases | None = None,
     states: StateProvider | None = None,
 ) -> JobSummary[Any]:
+    from lhbench.jobs.states import StateProvider
+    from lhbench.jobs.verification import VerifyJob
+
     done = [r for r in runs if r.status not in (RunStatus.RUNNING, RunStatus.PENDING)]
     provider = states or StateProvider(
         store,
@@ -467,6 +479,7 @@ async def judge_states(
 
     ``judge=None`` stops after labelling (no model needed).
     """
+    from lhbench.jobs.states import StateProvider
     from lhbench.judges import VerdictJudge
 
     spec = aj_judge_spec(judge, model, settings)
