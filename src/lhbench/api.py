@@ -272,6 +272,11 @@ def judge_states(
     model: str | None = None,
     judge: str = "agent",
     repeats: int = 1,
+    budget: int = 20,
+    concurrency: int = 4,
+    postgres_url: str | None = None,
+    tool_set: str | None = None,
+    modality: str | None = None,
     retry_errors: bool = False,
     store: Store | None = None,
     settings: Settings | None = None,
@@ -279,7 +284,10 @@ def judge_states(
     """Agent-as-a-Judge on a pack (as ``lhbench aj run``); the verdicts of ``judge``'s kind.
 
     ``judge`` is ``agent`` (a tool-using judge in the replayed final state) or ``llm`` (the
-    plain judge reading the transcript); ``model`` defaults to ``aj_model``.
+    plain judge reading the transcript); ``model`` defaults to ``aj_model``. The pack's
+    environment decides what a run is (a search answer's item, an office trajectory, a
+    replayed workspace) and takes its own options: ``postgres_url`` (SQL), ``tool_set``
+    (search), ``modality`` (GUI).
     """
     from lhbench.jobs import judge_states as job
 
@@ -295,12 +303,16 @@ def judge_states(
                 judge=judge,
                 model=model,
                 repeats=repeats,
+                budget=budget,
+                concurrency=concurrency,
+                postgres_url=postgres_url,
+                tool_set=tool_set,
+                modality=modality,
                 retry_errors=retry_errors,
             )
         )
         ids = {r.id for r in st.list_runs(pack_id=res.pack.pack.id)}
-        kind = "agent" if judge == "agent" else "llm"
-        return [v for v in st.list_verdicts() if v.run_id in ids and v.judge.kind.value == kind]
+        return [v for v in st.list_verdicts() if v.run_id in ids and v.judge.kind.value == judge]
 
 
 @dataclass

@@ -8,7 +8,9 @@ from pathlib import Path
 __all__ = [
     "ConfigError",
     "DataFileError",
+    "InfrastructureError",
     "LhbenchError",
+    "MissingDependency",
     "PackError",
     "Problem",
     "StoreError",
@@ -86,3 +88,30 @@ class ConfigError(LhbenchError):
 
 class StoreError(LhbenchError):
     """The store cannot be opened or does not hold what was asked for."""
+
+
+class InfrastructureError(LhbenchError):
+    """What running or checking needs is missing or unreachable: not the agent's doing.
+
+    A missing package or browser, an unreachable package registry or model endpoint, a
+    sandbox that cannot start. It is never a score: the CLI exits 2, the unit is retried by
+    the next run of the command, and reports count it as infrastructure, apart.
+    """
+
+    retryable = True
+
+
+class MissingDependency(InfrastructureError):
+    """A program or package an environment needs at run time is not installed here.
+
+    Attributes:
+        what: What is missing (``playwright``, ``Chromium``).
+        needed_for: What needs it (``the Figma capture``).
+        install: How to install it (``pip install 'lhbench[figma]'``).
+    """
+
+    def __init__(self, what: str, *, needed_for: str, install: str) -> None:
+        self.what = what
+        self.needed_for = needed_for
+        self.install = install
+        super().__init__(f"{what} is not installed; {needed_for} needs it: {install}")

@@ -1,4 +1,4 @@
-"""Plugins by entry points: transcript formats, CLI harnesses and state checks.
+"""Plugins by entry points: transcript formats, CLI harnesses, state checks, environments.
 
 A package extends lhbench by declaring entry points (``importlib.metadata``) in these
 groups; lhbench's own formats and harnesses are registered the same way (see
@@ -12,6 +12,9 @@ groups; lhbench's own formats and harnesses are registered the same way (see
 
     [project.entry-points."lhbench.harnesses"]
     acme-cli = "acme_lhbench:ACME_CLI"        # a harness.cli_agents.CliAgent
+
+    [project.entry-points."lhbench.environments"]
+    acme-sheets = "acme_lhbench:SHEETS"       # a jobs.environments.Environment
 
 An entry point's object may also be a list of them. Built-ins are loaded first and a
 plugin can never replace one: a clash, a plugin that fails to import, or an object of
@@ -56,6 +59,7 @@ GROUPS = {
     "formats": "lhbench.formats",
     "harnesses": "lhbench.harnesses",
     "checks": "lhbench.checks",
+    "environments": "lhbench.environments",
 }
 _SELF = "lhbench"
 
@@ -270,8 +274,14 @@ def registries() -> dict[str, Registry[Any]]:
     """Every registry by group short name (importing the modules that own them)."""
     from lhbench.harness.cli_agents import CLI_AGENTS
     from lhbench.ingest.formats import FORMATS
+    from lhbench.jobs.environments import ENVIRONMENTS
 
-    return {"formats": FORMATS, "harnesses": CLI_AGENTS, "checks": CHECKS}
+    return {
+        "formats": FORMATS,
+        "harnesses": CLI_AGENTS,
+        "checks": CHECKS,
+        "environments": ENVIRONMENTS,
+    }
 
 
 def plugin_infos() -> list[PluginInfo]:

@@ -145,7 +145,7 @@ def test_modality_ablation_is_stored_and_shown(tmp_path: Path) -> None:
         assert bad.exit_code == 2 and "modality" in bad.stderr
         other = cli("aj", "run", "aj-ds-mini", "--judge", "agent", "--model", model,
                     "--modality", "a11y", "--db", url, cwd=tmp_path)  # fmt: skip
-        assert other.exit_code == 2 and "only GUI packs" in other.stderr
+        assert other.exit_code == 2 and "only gui packs do" in other.stderr
     with Store.open(url) as store:
         labels = {lab.run_id: bool(lab.passed) for lab in store.list_labels()}
         verdicts = store.list_verdicts()

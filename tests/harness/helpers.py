@@ -7,7 +7,7 @@ from pathlib import Path
 
 CHECK = textwrap.dedent(
     """
-    import argparse, json
+    import argparse, json, sys
     from pathlib import Path
     ap = argparse.ArgumentParser(); ap.add_argument("--root"); root = Path(ap.parse_args().root)
     p = root / "greeting.txt"
@@ -18,6 +18,7 @@ CHECK = textwrap.dedent(
         diagnosis = f"greeting.txt says {text.strip()!r}; expected 'hello, world'"
         print(json.dumps({"ok": False, "diagnosis": diagnosis,
                           "next_action": "rewrite greeting.txt with exactly: hello, world"}))
+        sys.exit(1)  # the exit code says what "ok" says
     """
 )
 

@@ -57,3 +57,25 @@ def test_a_crashed_unit_says_what_happened_and_runs_again_next_time() -> None:
 def test_crash_reason_without_a_message_is_the_type() -> None:
     assert crash_reason(KeyError()) == "KeyError"
     assert crash_reason(ValueError("bad\nsecond line")) == "ValueError: bad"
+
+
+class NoSandbox(Flaky):
+    """Unit 1 cannot start: the sandbox is not there (infrastructure, not a crash)."""
+
+    async def run(self, unit: Unit[int]) -> str:
+        from lhbench.sandbox import SandboxUnavailable
+
+        if unit.payload == 1:
+            raise SandboxUnavailable("no sandbox backend works here: bwrap is not installed")
+        return unit.key
+
+
+def test_a_unit_that_cannot_start_for_infrastructure_is_counted_so_and_retried() -> None:
+    job = NoSandbox()
+    first = asyncio.run(run_job(job, concurrency=1))
+    assert first.failures == {
+        "infrastructure: SandboxUnavailable: no sandbox backend works here: bwrap is not "
+        "installed": 1
+    }
+    again = asyncio.run(run_job(job, concurrency=1))
+    assert (again.skipped, again.failed) == (2, 1)  # nothing stored: planned again

@@ -132,3 +132,33 @@ def test_a_crashing_or_hanging_check_is_an_undecided_label_and_the_job_goes_on(
     assert res.verify.failures == {"check crashed": 1}
     undecided = [lab for lab in store.list_labels() if lab.passed is None]
     assert len(undecided) == 1 and "exited 7" in (undecided[0].error or "")
+
+
+def test_a_verify_script_contradicting_itself_is_never_a_pass(store: Store, tmp_path: Path) -> None:
+    import shutil
+
+    from lhbench.packs import resolve_pack_dir
+
+    pack = tmp_path / "pack"
+    shutil.copytree(resolve_pack_dir("lhbench-samples"), pack)
+    # the hook-check payload shape, exit 0: the old reader saw only the exit code (PASS)
+    (pack / "tasks" / "csv-region-totals" / "verify.py").write_text(
+        'print(\'{"ok": false, "diagnosis": "report.md is wrong"}\')\n'
+    )
+    res = asyncio.run(
+        run_agents(
+            store,
+            Settings(home=tmp_path / "home"),
+            pack=str(pack),
+            harness="native",
+            model="test:w",
+            tasks=["csv-region-totals"],
+            wrapped_model=FunctionModel(_writer(REPORT)),
+        )
+    )
+    assert res.verify is not None
+    assert res.verify.failures == {"check's exit code and answer disagree": 1}
+    [label] = [lab for lab in store.list_labels() if lab.source.startswith("verify:")]
+    assert label.passed is None and "contradicts itself" in (label.error or "")
+    rates = pass_rate_rows(ReportData.from_store(store), ["model"])
+    assert [r.n for r in rates] == [0] or rates == []

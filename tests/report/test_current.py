@@ -165,3 +165,30 @@ def test_runs_made_without_a_sandbox_are_named_at_the_top(tmp_path: Path) -> Non
     assert "1 of 3 runs ran without a sandbox" in md
     clean = write_report(ReportData.build(runs[:1]), tmp_path / "c")
     assert "without a sandbox" not in clean.markdown.read_text()
+
+
+def test_figma_pass_is_the_fidelity_threshold_stated_beside_the_table_not_deploy(
+    tmp_path: Path,
+) -> None:
+    """A figma-to-code run that built and deployed but failed the fidelity threshold is a
+    fail: the figma-deploy label never becomes the outcome, and the table says what pass is."""
+    from lhbench.envs.figma.fidelity import PASS_THRESHOLD
+
+    runs = [make_run(f"r{i}", task_id="t0") for i in range(2)]
+    labels = [
+        Label(run_id="r0", passed=False, source="figma:t0/gt"),
+        Label(run_id="r0", passed=True, source="figma-deploy:t0/gt"),
+        Label(run_id="r1", passed=True, source="figma:t0/gt"),
+        Label(run_id="r1", passed=True, source="figma-deploy:t0/gt"),
+    ]
+    data = ReportData.build(runs, labels=labels)
+    assert data.label_of("r0") is False and data.label_of("r1") is True
+    files = write_report(data, tmp_path / "r")
+    import csv
+
+    with (tmp_path / "r" / "pass_rate.csv").open() as f:
+        [row] = list(csv.DictReader(f))
+    assert (row["passed"], row["checked"]) == ("1", "2")
+    md = files.markdown.read_text()
+    assert "quality ≥ 4 of 5" in md and f"{PASS_THRESHOLD:.3f} in image-only mode" in md
+    assert "figma-deploy" in md  # named as the separate label it is

@@ -130,3 +130,38 @@ def test_store_at_head_opens_without_alembic(tmp_path: Path) -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_failed_runs_stored_before_failure_kinds_are_classified(store_url: str) -> None:
+    from alembic.script import ScriptDirectory
+
+    from lhbench.store.db import alembic_config
+
+    before = ScriptDirectory.from_config(alembic_config()).get_revision("0017").down_revision
+    engine = make_engine(store_url)
+    upgrade(engine, str(before))
+    cols = (
+        "id, pack_id, pack_hash, task_id, harness, model, versions, repeat, status, usage,"
+        " error, metadata, updated_at"
+    )
+    with engine.begin() as conn:
+        for run_id, status, error in [
+            ("infra", "failed", "ModelAPIError: Connection error."),
+            ("agent", "timed_out", "wall-clock limit of 60s reached"),
+            ("done", "completed", None),
+        ]:
+            conn.execute(
+                sa_text(
+                    f"INSERT INTO runs ({cols}) VALUES (:id, 'p', '', 't', 'native', 'm', '{{}}',"
+                    " 0, :status, '{}', :error, '{}', '2026-11-27 00:00:00')"
+                ),
+                {"id": run_id, "status": status, "error": error},
+            )
+    upgrade(engine)
+    with Store(engine) as s:
+        kinds = {r.id: r.failure_kind for r in s.list_runs()}
+        facts = {f.id: f.failure_kind for f in s.run_facts()}
+    assert kinds == {"infra": "infrastructure", "agent": "agent", "done": None}
+    assert facts == kinds
+    upgrade_down(engine, str(before))
+    engine.dispose()

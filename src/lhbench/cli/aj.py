@@ -108,9 +108,7 @@ def aj_run(
     (`--judge none`: labelled only, no model needed).
     Example: lhbench aj run aj-ds-mini --judge agent --model openai:m@http://127.0.0.1:8000/v1
     """
-    # a search pack (web + recorded corpus) is judged item by item; any other as before
-    from lhbench.jobs.aj_search import judge_any_pack as judge_states
-    from lhbench.jobs.api import aj_judge_spec
+    from lhbench.jobs.api import aj_judge_spec, judge_states
 
     settings = settings_for(db, unsafe_no_sandbox=unsafe_no_sandbox)
     kind = None if judge == "none" else judge
@@ -129,8 +127,8 @@ def aj_run(
                 postgres_url=postgres_url,
                 retry_errors=retry_errors,
                 progress=progress_factory(not as_json),
-                **({"tool_set": tool_set} if tool_set else {}),
-                **({"modality": modality} if modality else {}),
+                tool_set=tool_set,
+                modality=modality,
             )
         )
         labels = [lab for lab in store.list_labels() if lab.passed is not None]

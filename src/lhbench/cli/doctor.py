@@ -7,7 +7,7 @@ import shutil
 import sys
 import tempfile
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -79,13 +79,30 @@ def _self_test() -> list[tuple[str, bool, str]]:
     return results
 
 
+def _by_environment(needs: list[Any]) -> dict[str, list[dict[str, Any]]]:
+    out: dict[str, list[dict[str, Any]]] = {}
+    for r in needs:
+        out.setdefault(r.environment, []).append(r.as_dict())
+    return out
+
+
 def doctor(
     self_test: Annotated[
         bool, typer.Option("--self-test/--no-self-test", help="Probe the sandbox by using it.")
     ] = True,
+    postgres: Annotated[
+        str | None,
+        typer.Option(
+            help="Probe this PostgreSQL server (admin URL) and the gate in front of it; "
+            "defaults to aj_postgres_url."
+        ),
+    ] = None,
     as_json: JsonOption = False,
 ) -> None:
     """Say which sandbox lhbench would use here, what it confines, and what else is installed.
+
+    Lists what each environment (Figma, content, GUI, CLI harnesses) needs at run time and
+    whether it is here, with the line that installs what is missing.
 
     Exit code 1 when no sandbox works (then runs need --unsafe-no-sandbox) or a probe fails.
     Example: lhbench doctor
@@ -114,7 +131,15 @@ def doctor(
     from lhbench.envs.gui.render import soffice_binary
 
     programs["soffice"] = soffice_binary() is not None
+    from lhbench.envs.requirements import environment_requirements
+
+    needs = environment_requirements()
     probes = _self_test() if name and self_test else []
+    pg_url = postgres or settings.aj_postgres_url
+    if pg_url:
+        from lhbench.cli.doctor_postgres import postgres_probes
+
+        probes += postgres_probes(pg_url)
     ok = name is not None and all(good for _, good, _ in probes)
     if as_json:
         dump_json(
@@ -125,6 +150,7 @@ def doctor(
                 "error": error,
                 "backends": backends,
                 "programs": programs,
+                "environments": _by_environment(needs),
                 "self_test": [{"check": c, "ok": good, "saw": saw} for c, good, saw in probes],
                 "ok": ok,
             }
@@ -140,7 +166,18 @@ def doctor(
             say(f"  {backend}: {'works' if why is None else why}")
         for check, good, saw in probes:
             say(f"  [{'ok  ' if good else 'FAIL'}] {check}" + ("" if good else f" (saw: {saw})"))
+        if pg_url and not self_test:
+            say("  (PostgreSQL probes ran without the sandbox self-test)")
         say("programs: " + ", ".join(f"{k}={'yes' if v else 'no'}" for k, v in programs.items()))
+        say("environments (what each needs at run time; a missing one is an error, no score):")
+        for env, reqs in _by_environment(needs).items():
+            say(
+                f"  {env}: "
+                + ", ".join(f"{r['name']} {'yes' if r['present'] else 'NO'}" for r in reqs)
+            )
+            for r in reqs:
+                if not r["present"]:
+                    say(f"    {r['name']} (for {r['needed_for']}): {r['install']}", style="yellow")
     if not ok:
         raise typer.Exit(1)
 

@@ -44,10 +44,23 @@ def check(
     registry: Annotated[
         str, typer.Option(help="npm registry the build may reach (through the sandbox forwarder).")
     ] = "https://registry.npmjs.org/",
+    capture_timeout: Annotated[
+        float,
+        typer.Option(
+            "--capture-timeout",
+            help="Seconds the browser capture of all frames may take (pages with many frames "
+            "need more).",
+            min=1.0,
+        ),
+    ] = 900.0,
     as_json: JsonOption = False,
     unsafe_no_sandbox: UnsafeOption = False,
 ) -> None:
-    """Build an app and check it against ground-truth frames (exit 1 when a check fails).
+    """Build an app and check it against ground-truth frames (exit 1 unless it passes).
+
+    Pass means LH-Bench's quality ≥ 4 of 5: built, no ground-truth leak, and fidelity at
+    least the calibrated threshold (printed with the verdict). Built & deployed is
+    reported beside it, never as the pass.
 
     The build and the browser run in the sandbox. Measures: build, deploy (strict and
     lenient serving), routes (path, then hash), blank pages, ground-truth leakage, text
@@ -74,6 +87,7 @@ def check(
             sandbox=sandbox,
             registry=None if offline else registry,
             cache_dir=settings.home / "npm-cache",
+            capture_timeout=capture_timeout,
         )
     except ManifestError as exc:
         raise ConfigError(str(exc)) from None
@@ -160,6 +174,11 @@ def _print(report: object) -> None:
             say(f"  {f.name}: {e}")
     summary = report.summary()
     say("summary: " + ", ".join(f"{k} {_pct(v)}" for k, v in summary.items() if k != "frames"))
+    by_reason: dict[str, list[str]] = {}
+    for measure, why in report.skipped().items():
+        by_reason.setdefault(why, []).append(measure)
+    for why, measures in by_reason.items():
+        say(f"skipped (left out of every mean, shown as –): {', '.join(measures)}: {why}")
     if report.tokens is not None:
         t = report.tokens
         say(
@@ -169,7 +188,13 @@ def _print(report: object) -> None:
         )
     for w in report.warnings:
         warn(f"warning: {w}")
-    say(f"{'PASSED' if report.passed() else 'FAILED'}: {report.detail()}")
+    from lhbench.envs.figma.fidelity import DEPLOY_DEFINITION, PASS_DEFINITION
+
+    verdict = report.verdict()
+    word = {True: "PASSED", False: "FAILED", None: "UNDECIDED"}[verdict]
+    say(f"{word}: {report.detail()}")
+    say(f"  pass = {PASS_DEFINITION}")
+    say(f"  built & deployed: {'yes' if report.deployed() else 'no'} ({DEPLOY_DEFINITION})")
 
 
 @figma_app.command("serve")

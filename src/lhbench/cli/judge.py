@@ -92,7 +92,13 @@ def judge(
         "rubric_hash": res.rubric.content_hash,
         "tier": tier,
         **res.summary.as_dict(),
+        "not_graded_infrastructure": {r.id: r.error for r in res.infra_skipped},
     }
+    if res.infra_skipped and not as_json:
+        warn(
+            f"not graded: {len(res.infra_skipped)} run(s) that failed for infrastructure "
+            f"(no score; run them again): {', '.join(r.id for r in res.infra_skipped[:10])}"
+        )
     if pairwise:
         if as_json:
             dump_json(head)

@@ -2,6 +2,7 @@
 
 from lhbench.envs.filesystem import FS_TOOLS, ReplayReport, copy_initial_state, replay_filesystem
 from lhbench.envs.paths import EscapeError, inside
+from lhbench.envs.pg_guard import PgRoleError, check_read_only_role, require_read_only_url
 from lhbench.envs.sql import (
     SQL_TOOLS,
     PostgresDatabases,
@@ -23,6 +24,7 @@ __all__ = [
     "FS_TOOLS",
     "SQL_TOOLS",
     "EscapeError",
+    "PgRoleError",
     "PostgresDatabases",
     "ReplayError",
     "ReplayReport",
@@ -30,11 +32,13 @@ __all__ = [
     "VerifyError",
     "VerifyResult",
     "check_limits",
+    "check_read_only_role",
     "copy_initial_state",
     "database_access",
     "inside",
     "replay_filesystem",
     "replay_sql",
+    "require_read_only_url",
     "run_state_check",
     "run_verify",
     "split_statements",

@@ -16,7 +16,10 @@ evaluation, so they are treated as hostile:
   (``CREATE DATABASE … TEMPLATE …``) and runs as that role, with a statement timeout: it
   owns only lhbench's databases and has no superuser rights (no ``COPY … TO PROGRAM``, no
   ``pg_read_file``). Judges and checks get a second login role per database that may only
-  ``SELECT``, reads only, and is bounded in time, memory and temporary files.
+  ``SELECT``, reads only, and is bounded in time, memory and temporary files. A sandbox
+  reaches the server only through a gate that admits that role on that database alone
+  (:mod:`lhbench.sandbox.pg_gate`), and the role is checked to only read before untrusted
+  code gets it (:mod:`lhbench.envs.pg_guard`).
 """
 
 from __future__ import annotations
@@ -238,6 +241,8 @@ class PostgresDatabases:
                     ("work_mem", f"'{self.work_mem}'"),
                     ("temp_file_limit", f"'{self.temp_file_limit}'"),
                     ("idle_in_transaction_session_timeout", "'30s'"),
+                    # a backend whose client is gone (a killed sandbox) stops mid-query
+                    ("client_connection_check_interval", "'2s'"),
                 ):
                     conn.execute(text(f"ALTER ROLE {_quote(role)} SET {setting} = {value}"))
             eng = self._owner_engine(database)

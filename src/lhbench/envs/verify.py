@@ -4,7 +4,10 @@ A verify script is run as ``python verify.py --root DIR`` (filesystem) or
 ``python verify.py --db URL`` (SQL). Exit code 0 means the task was done, 1 that it was
 not; anything else (an uncaught exception included: the script runs through
 :func:`~lhbench.sandbox.script_argv`), or a timeout, is an error, never a label. The
-script may print one JSON object ``{"detail": "..."}`` as its last line.
+script may print one JSON object ``{"detail": "..."}`` as its last line; when that object
+has ``"ok"``, it must agree with the exit code (a script printing ``{"ok": false}`` and
+exiting 0 gives no label). The answer is read by :func:`lhbench.sandbox.read_check_answer`,
+as hook checks' are.
 
 A script is pack code: each runs as a fresh process in the sandbox, seeing its task's
 directory and the state read-only, its database through the forwarder, nothing else, with
@@ -14,7 +17,6 @@ hangs affects only itself.
 
 from __future__ import annotations
 
-import json
 import tempfile
 import time
 from collections.abc import Callable
@@ -23,16 +25,20 @@ from pathlib import Path
 
 from sqlalchemy.engine import make_url
 
+from lhbench.envs.pg_guard import PgRoleError, require_read_only_url
 from lhbench.sandbox import (
-    CRASH_EXIT,
+    AnswerFault,
+    CheckAnswerError,
     Endpoint,
     Limits,
     Sandbox,
     get_sandbox,
     policy_for,
+    read_check_answer,
     run_sandboxed_sync,
     script_argv,
 )
+from lhbench.sandbox.pg_gate import PgAccess
 
 __all__ = [
     "VerifyError",
@@ -45,7 +51,15 @@ __all__ = [
 
 
 class VerifyError(RuntimeError):
-    """The verify script crashed or timed out: there is no label."""
+    """The verify script gave no verdict (see :func:`~lhbench.sandbox.read_check_answer`).
+
+    ``fault`` says how: ``timeout``, ``crash``, ``exit``, ``shape`` or ``disagree`` (its
+    exit code and its printed ``ok`` differ).
+    """
+
+    def __init__(self, message: str, *, fault: AnswerFault = "crash") -> None:
+        self.fault = fault
+        super().__init__(message)
 
 
 @dataclass(frozen=True)
@@ -57,18 +71,31 @@ class VerifyResult:
     seconds: float
 
 
-def database_access(db_url: str | None) -> tuple[list[Path], list[Endpoint]]:
+def database_access(
+    db_url: str | None, *, statement_s: float | None = 60.0
+) -> tuple[list[Path], list[Endpoint]]:
     """What a sandboxed reader of ``db_url`` needs.
 
-    The SQLite file's directory (read-only), or the PostgreSQL server as an endpoint.
+    The SQLite file's directory (read-only), or the PostgreSQL server as an endpoint whose
+    forwarder admits only the URL's role and database (the gate cancels a query running
+    past ``statement_s``). A PostgreSQL URL whose role can do more than read is refused
+    here, before any untrusted code gets it.
+
+    Raises:
+        PgRoleError: the PostgreSQL role is a superuser, can write, or cannot be checked.
     """
     if db_url is None:
         return [], []
     url = make_url(db_url.replace("postgresql://", "postgresql+psycopg://", 1))
     if url.get_backend_name() == "sqlite":
         return ([Path(url.database).parent] if url.database else []), []
+    import getpass
+
+    require_read_only_url(db_url, "the database URL given to untrusted code")
     host, port = url.host or "127.0.0.1", int(url.port or 5432)
-    return [], [Endpoint(host, port, port)]
+    role = url.username or getpass.getuser()
+    access = PgAccess(role, url.database or role, statement_s=statement_s)
+    return [], [Endpoint(host, port, port, postgres=access)]
 
 
 def check_limits(timeout: float) -> Limits:
@@ -89,7 +116,8 @@ def run_verify(
     """Run a verify script against a final state, in the sandbox.
 
     Raises:
-        VerifyError: it crashed, timed out, or exited with neither 0 nor 1.
+        VerifyError: it crashed, timed out, exited with neither 0 nor 1, or its exit code
+            and its printed ``ok`` disagree.
     """
     return _run_check(
         script_argv,
@@ -153,7 +181,10 @@ def _run_check(
     if root is not None:
         extra += ["--root", str(root)]
         readable.append(root)
-    dirs, endpoints = database_access(db_url)
+    try:
+        dirs, endpoints = database_access(db_url, statement_s=timeout)
+    except PgRoleError as exc:
+        raise VerifyError(f"{what}: not run: {exc}") from None
     readable += dirs
     if db_url is not None:
         extra += ["--db", db_url]
@@ -169,19 +200,15 @@ def _run_check(
     t0 = time.perf_counter()
     res = run_sandboxed_sync(sandbox, args, policy)
     seconds = time.perf_counter() - t0
-    if res.timed_out:
-        raise VerifyError(f"{what}: timed out after {timeout}s")
-    out, err = res.text(), res.text("stderr")
-    if res.returncode not in (0, 1):
-        tail = (err or out).strip().splitlines()[-3:]
-        how = "crashed" if res.returncode == CRASH_EXIT else f"exited {res.returncode}"
-        raise VerifyError(f"{what}: {how}: {' | '.join(tail)[-500:]}")
-    detail = ""
-    lines = out.strip().splitlines()
-    if lines:
-        try:
-            doc = json.loads(lines[-1])
-            detail = str(doc.get("detail", "")) if isinstance(doc, dict) else lines[-1]
-        except json.JSONDecodeError:
-            detail = lines[-1]
-    return VerifyResult(passed=res.returncode == 0, detail=detail[:2000], seconds=seconds)
+    try:
+        answer = read_check_answer(
+            what,
+            returncode=res.returncode,
+            stdout=res.text(),
+            stderr=res.text("stderr"),
+            timed_out=res.timed_out,
+            timeout=timeout,
+        )
+    except CheckAnswerError as exc:
+        raise VerifyError(str(exc), fault=exc.fault) from exc
+    return VerifyResult(passed=answer.passed, detail=answer.detail[:2000], seconds=seconds)

@@ -45,7 +45,7 @@ from lhbench.envs.paths import (
     open_beneath,
     replace_beneath,
 )
-from lhbench.errors import ConfigError
+from lhbench.errors import ConfigError, InfrastructureError
 from lhbench.harness.cli_hook import hook_config
 from lhbench.harness.workspace import Workspace
 from lhbench.ingest import ImportContext, TranscriptInfo
@@ -70,8 +70,8 @@ __all__ = [
 ]
 
 
-class CliNotInstalled(ConfigError):
-    """The CLI binary is not where it was looked for (a user mistake: exit 2, what to do)."""
+class CliNotInstalled(ConfigError, InfrastructureError):
+    """The CLI binary is not where it was looked for (exit 2, what to do; retried, no score)."""
 
 
 @dataclass

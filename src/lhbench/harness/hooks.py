@@ -7,16 +7,17 @@ result (diagnosis and next action) goes back to the agent with the tool's result
 from __future__ import annotations
 
 import fnmatch
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
 from lhbench.sandbox import (
-    CRASH_EXIT,
+    CheckAnswerError,
+    Finished,
     Limits,
     Sandbox,
     UnsafeNoSandbox,
     policy_for,
+    read_check_answer,
     run_sandboxed_sync,
     script_argv,
 )
@@ -33,6 +34,7 @@ class HookResult:
     ok: bool
     diagnosis: str
     next_action: str
+    error: str | None = None  # no verdict (crash, timeout, shape, contradiction): why
 
     def feedback(self) -> str:
         """What the agent reads appended to the tool result."""
@@ -42,39 +44,25 @@ class HookResult:
         )
 
 
-def _parse(check: str, returncode: int | None, out: str, err: str) -> HookResult:
-    """A check's answer as a result; any other shape is a failed check saying why."""
-    lines = out.strip().splitlines()
-    if returncode == CRASH_EXIT:
-        return HookResult(
-            check, False, f"the check crashed: {err.strip()[-500:]}", "continue without it"
-        )
-    if not lines:
-        detail = err.strip()[-500:] or f"exit code {returncode}"
-        return HookResult(check, returncode == 0, detail, "")
+def _answer(check: str, res: Finished, timeout_s: float) -> HookResult:
+    """A check's answer as a result; no verdict is a failed result with the error kept."""
     try:
-        doc = json.loads(lines[-1])
-    except json.JSONDecodeError:
-        return HookResult(
+        ans = read_check_answer(
             check,
-            False,
-            f"the check answered in an unexpected shape (not JSON): {lines[-1][:200]}",
-            "continue without it",
+            returncode=res.returncode,
+            stdout=res.text(),
+            stderr=res.text("stderr"),
+            timed_out=res.timed_out,
+            timeout=timeout_s,
+            payload="required",
         )
-    if not isinstance(doc, dict) or not isinstance(doc.get("ok", returncode == 0), bool):
+    except CheckAnswerError as exc:
+        why = str(exc).removeprefix(f"{check}: ")
+        said = f" (it said: {exc.detail})" if exc.detail else ""
         return HookResult(
-            check,
-            False,
-            "the check answered in an unexpected shape: expected "
-            f'{{"ok": bool, "diagnosis": str, "next_action": str}}, got {str(doc)[:200]}',
-            "continue without it",
+            check, False, f"the check {why}{said}", "continue without it", error=str(exc)
         )
-    return HookResult(
-        check,
-        bool(doc.get("ok", returncode == 0)),
-        str(doc.get("diagnosis", err.strip()[-500:]))[:2000],
-        str(doc.get("next_action", ""))[:1000],
-    )
+    return HookResult(check, ans.passed, ans.detail, ans.next_action)
 
 
 def run_hooks(
@@ -110,15 +98,5 @@ def run_hooks(
             ),
         )
         res = run_sandboxed_sync(sandbox or UnsafeNoSandbox(), argv, policy)
-        if res.timed_out:
-            out.append(
-                HookResult(
-                    h.check,
-                    False,
-                    f"the check timed out after {h.timeout_s}s",
-                    "continue without it",
-                )
-            )
-            continue
-        out.append(_parse(h.check, res.returncode, res.text(), res.text("stderr")))
+        out.append(_answer(h.check, res, h.timeout_s))
     return out

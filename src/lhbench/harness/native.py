@@ -44,7 +44,17 @@ from lhbench.harness.compaction import Compactor, WorkingSet
 from lhbench.harness.hooks import run_hooks
 from lhbench.harness.manifest import complete_step, read_manifest
 from lhbench.sandbox import Sandbox, SandboxPolicy, run_sandboxed
-from lhbench.schema import HookSpec, Role, RunStatus, Step, StepKind, Task, Usage, utcnow
+from lhbench.schema import (
+    FailureKind,
+    HookSpec,
+    Role,
+    RunStatus,
+    Step,
+    StepKind,
+    Task,
+    Usage,
+    utcnow,
+)
 
 __all__ = ["NativeHarness", "NativeResult"]
 
@@ -70,6 +80,7 @@ class NativeResult:
     error: str | None = None
     started_at: Any = None
     ended_at: Any = None
+    failure_kind: FailureKind | None = None
 
 
 _MAX_READ = 100_000
@@ -320,6 +331,7 @@ class NativeHarness:
         history: list[ModelMessage] = []
         usage = Usage()
         status, error = RunStatus.COMPLETED, None
+        kind: FailureKind | None = None
         t0 = time.monotonic()
         try:
             for n, turn in enumerate(task.user_turns):
@@ -355,8 +367,11 @@ class NativeHarness:
             status, error = RunStatus.TIMED_OUT, f"wall-clock limit of {wall_seconds}s reached"
         except UsageLimitExceeded as exc:
             status, error = RunStatus.LIMIT_EXCEEDED, str(exc)
-        except (UnexpectedModelBehavior, ModelAPIError) as exc:
+        except ModelAPIError as exc:  # the model endpoint failed: not the agent's doing
+            status, error = RunStatus.FAILED, f"{type(exc).__name__}: {exc}"
+            kind = FailureKind.INFRASTRUCTURE
+        except UnexpectedModelBehavior as exc:
             status, error = RunStatus.FAILED, f"{type(exc).__name__}: {exc}"
         if error:
             self.rec.add(Role.HARNESS, StepKind.ERROR, content=error, is_error=True)
-        return NativeResult(status, self.rec.steps, usage, error, started, utcnow())
+        return NativeResult(status, self.rec.steps, usage, error, started, utcnow(), kind)

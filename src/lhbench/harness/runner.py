@@ -34,6 +34,7 @@ from lhbench.packs import load_pack
 from lhbench.sandbox import Limits, Mount, Sandbox, SandboxPolicy, get_sandbox, policy_for
 from lhbench.schema import (
     Artifact,
+    FailureKind,
     McpServerSpec,
     Run,
     RunStatus,
@@ -184,6 +185,7 @@ async def execute(spec: RunSpec, *, pool: ModelPool | None = None, model: Any = 
         usage=ran.usage.model_copy(update={"cost_usd": ran.cost_usd}),
         cost_usd=ran.cost_usd,
         error=ran.error,
+        failure_kind=ran.failure_kind,
         metadata={
             "resumed": ws.resumed or bool(prior),
             "workspace": str(ws.root),
@@ -208,6 +210,7 @@ class _Ran:
     error: str | None
     steps: list[Step]
     metadata: dict[str, Any] = field(default_factory=dict)
+    failure_kind: FailureKind | None = None  # None: read from the error (failure_kind_of)
 
 
 @dataclass
@@ -314,6 +317,7 @@ async def _run_native(ctx: _RunContext, pool: ModelPool | None, model: Any) -> _
         error=result.error,
         steps=result.steps,
         metadata={"cost_source": mspec.price_source if cost is not None else None},
+        failure_kind=result.failure_kind,
     )
 
 

@@ -19,30 +19,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from lhbench.config import Settings
 from lhbench.envs.gui import GuiRecord, Rendered, load_result_dir, materialize, render_document
-from lhbench.envs.gui.view import MODALITIES
-from lhbench.errors import ConfigError, PackError, Problem
+from lhbench.errors import PackError, Problem
 from lhbench.ingest import FORMATS, ImportContext, read_transcripts
-from lhbench.jobs.api import (
-    JudgeStatesOutcome,
-    ProgressFactory,
-    _run,
-    aj_judge_spec,
-    judge_verdicts,
-    sandbox_for,
-)
 from lhbench.jobs.fixtures import FixtureJob
-from lhbench.jobs.packs import LoadedPack, resolve_pack
+from lhbench.jobs.packs import LoadedPack
 from lhbench.jobs.runner import Unit
 from lhbench.jobs.states import RunState, StateProvider, state_id
-from lhbench.jobs.verification import VerifyJob
 from lhbench.judges import StateRef
-from lhbench.judges.gui_judge import GuiJudge
 from lhbench.schema import EnvironmentKind, Run, RunStatus, Trajectory
 from lhbench.store import Store
 
-__all__ = ["GuiFixtureJob", "GuiStates", "gui_trajectories", "is_gui_pack", "judge_gui"]
+__all__ = ["GuiFixtureJob", "GuiStates", "gui_trajectories", "is_gui_pack"]
 
 
 def is_gui_pack(pack: LoadedPack) -> bool:
@@ -158,74 +146,3 @@ class GuiStates(StateProvider):
         return RunState(
             StateRef(state_id(run, task), state, None, traj_file), EnvironmentKind.GUI, True
         )
-
-
-async def judge_gui(
-    store: Store,
-    settings: Settings,
-    *,
-    pack: str,
-    judge: str | None = "agent",
-    model: str | None = None,
-    repeats: int = 1,
-    budget: int = 20,
-    concurrency: int = 4,
-    retry_errors: bool = False,
-    progress: ProgressFactory = None,
-    wrapped_model: Any = None,
-    modality: str | None = None,
-) -> JudgeStatesOutcome:
-    """Agent-as-a-Judge on a GUI pack: trajectories stored as runs, labelled, then judged.
-
-    ``modality``: what the agent judge perceives — ``screenshot``, ``a11y`` or ``both``
-    (the default); stored in the judge's settings (the modality ablation).
-    """
-    if modality not in (None, *MODALITIES):
-        raise ConfigError(f"--modality {modality!r}: expected one of {', '.join(MODALITIES)}")
-    spec = aj_judge_spec(judge, model, settings)
-    loaded = resolve_pack(pack, settings, store)
-    if not is_gui_pack(loaded):
-        raise ConfigError(f"pack {loaded.pack.id!r} is not a GUI pack (environment gui)")
-    fixtures = await _run(GuiFixtureJob(store, loaded), progress, "fixtures", concurrency=4)
-    runs = [
-        r
-        for r in store.list_runs(pack_id=loaded.pack.id)
-        if r.status not in (RunStatus.RUNNING, RunStatus.PENDING) and "gui" in r.metadata
-    ]
-    sandbox = sandbox_for(settings)
-    work = settings.home / "states" / loaded.pack.id
-    provider = GuiStates(store, loaded, work / "gui", sandbox=sandbox, render=False)
-    # only an agent judge that sees images needs the document rendered (LibreOffice: slow)
-    sees_images = judge == "agent" and (modality or "both") != "a11y"
-    judged = (
-        GuiStates(store, loaded, work / "gui-rendered", sandbox=sandbox, render=True)
-        if sees_images
-        else provider
-    )
-    checked = await _run(
-        VerifyJob(store, runs, provider),
-        progress,
-        "verifying",
-        concurrency=2,
-        retry_errors=retry_errors,
-    )
-    verdicts = await judge_verdicts(
-        store,
-        spec,
-        lambda client, s: GuiJudge(
-            client,
-            s,
-            agentic=judge == "agent",
-            tool_budget=budget,
-            sandbox=sandbox,
-            modality=modality or "both",
-        ),
-        runs,
-        judged,
-        wrapped_model=wrapped_model,
-        repeats=repeats,
-        progress=progress,
-        concurrency=concurrency,
-        retry_errors=retry_errors,
-    )
-    return JudgeStatesOutcome(fixtures, checked, verdicts, loaded, len(runs))

@@ -18,27 +18,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from lhbench.config import Settings
 from lhbench.envs.web import SearchAnswer, build_index, load_answers, load_corpus
-from lhbench.errors import ConfigError
-from lhbench.jobs.api import (
-    JudgeStatesOutcome,
-    ProgressFactory,
-    _run,
-    aj_judge_spec,
-    judge_states,
-    judge_verdicts,
-    sandbox_for,
-)
 from lhbench.jobs.fixtures import FixtureJob
-from lhbench.jobs.packs import LoadedPack, resolve_pack
+from lhbench.jobs.packs import LoadedPack
 from lhbench.jobs.runner import Unit
 from lhbench.jobs.states import RunState, StateProvider, state_id
-from lhbench.jobs.verification import VerifyJob
 from lhbench.judges import StateRef
-from lhbench.judges.search_item import TOOL_SETS, ItemUnderReview, SearchItemJudge
-from lhbench.schema import EnvironmentKind, Run, RunStatus, Trajectory, Verdict
-from lhbench.stats.aj_modes import failure_mode
+from lhbench.judges.search_item import ItemUnderReview
+from lhbench.schema import EnvironmentKind, Run, Trajectory, Verdict
 from lhbench.store import Store
 
 __all__ = [
@@ -46,10 +33,7 @@ __all__ = [
     "SearchStates",
     "answer_scores",
     "is_search_pack",
-    "judge_any_pack",
-    "judge_search",
     "search_items",
-    "store_failure_modes",
 ]
 
 ITEM_FILE = "item.json"
@@ -172,126 +156,6 @@ class SearchStates(StateProvider):
         )
         ref = StateRef(state_id(run, task), state, None, traj_file)
         return RunState(ref, EnvironmentKind.WEB, True)
-
-
-async def judge_search(
-    store: Store,
-    settings: Settings,
-    *,
-    pack: str,
-    judge: str | None = "agent",
-    model: str | None = None,
-    repeats: int = 1,
-    budget: int = 20,
-    concurrency: int = 4,
-    retry_errors: bool = False,
-    progress: ProgressFactory = None,
-    wrapped_model: Any = None,
-    tool_set: str | None = None,
-) -> JudgeStatesOutcome:
-    """Agent-as-a-Judge on a search pack: items stored as runs, labelled, then judged.
-
-    ``tool_set``: the agent judge's tools, ``state`` (the recorded web) or
-    ``state+trajectory`` (the default, also the trajectory's steps).
-    """
-    if tool_set not in (None, *TOOL_SETS):
-        raise ConfigError(f"--tool-set {tool_set!r}: expected one of {', '.join(TOOL_SETS)}")
-    spec = aj_judge_spec(judge, model, settings)
-    loaded = resolve_pack(pack, settings, store)
-    if not is_search_pack(loaded):
-        raise ConfigError(f"pack {loaded.pack.id!r} is not a search pack (web + corpus/)")
-    fixtures = await _run(SearchFixtureJob(store, loaded), progress, "fixtures", concurrency=4)
-    runs = [
-        r
-        for r in store.list_runs(pack_id=loaded.pack.id)
-        if r.status not in (RunStatus.RUNNING, RunStatus.PENDING) and "item" in r.metadata
-    ]
-    sandbox = sandbox_for(settings)
-    provider = SearchStates(
-        store, loaded, settings.home / "states" / loaded.pack.id / "web", sandbox=sandbox
-    )
-    checked = await _run(
-        VerifyJob(store, runs, provider),
-        progress,
-        "verifying",
-        concurrency=4,
-        retry_errors=retry_errors,
-    )
-    verdicts = None
-    if spec is not None:
-        index = await asyncio.to_thread(provider.index)
-        items = {r.id: provider.under_review(r) for r in runs}
-        verdicts = await judge_verdicts(
-            store,
-            spec,
-            lambda client, s: SearchItemJudge(
-                client,
-                s,
-                index=index,
-                items=items,
-                agentic=judge == "agent",
-                tool_budget=budget,
-                sandbox=sandbox,
-                tool_set=tool_set or "state+trajectory",
-            ),
-            runs,
-            provider,
-            wrapped_model=wrapped_model,
-            repeats=repeats,
-            progress=progress,
-            concurrency=concurrency,
-            retry_errors=retry_errors,
-        )
-    return JudgeStatesOutcome(fixtures, checked, verdicts, loaded, len(runs))
-
-
-async def judge_any_pack(
-    store: Store, settings: Settings, *, pack: str, **kw: Any
-) -> JudgeStatesOutcome:
-    """``lhbench aj run``: a search pack through :func:`judge_search`, any other as before."""
-    from lhbench.jobs.aj_gui import is_gui_pack, judge_gui
-
-    loaded = resolve_pack(pack, settings, store)
-    modality = kw.pop("modality", None)
-    if modality is not None and not is_gui_pack(loaded):
-        raise ConfigError("--modality: only GUI packs take a modality")
-    if is_search_pack(loaded):
-        kw.pop("postgres_url", None)
-        out = await judge_search(store, settings, pack=pack, **kw)
-    elif is_gui_pack(loaded):
-        kw.pop("postgres_url", None)
-        if kw.pop("tool_set", None) not in (None, "state+trajectory"):
-            raise ConfigError("--tool-set: GUI packs take --modality instead")
-        out = await judge_gui(store, settings, pack=pack, modality=modality, **kw)
-    else:
-        if kw.pop("tool_set", None) not in (None, "state+trajectory"):
-            raise ConfigError("--tool-set: only search packs take another tool set for now")
-        out = await judge_states(store, settings, pack=pack, **kw)
-    store_failure_modes(store, loaded)
-    return out
-
-
-def store_failure_modes(store: Store, pack: LoadedPack) -> int:
-    """Tag the pack's wrong agent verdicts (a)/(b) where the rule can tell; how many tagged.
-
-    A stored tag (a reviewer's, or an earlier rule's) is never overwritten.
-    """
-    labels = {lab.run_id: lab.passed for lab in store.list_labels() if lab.passed is not None}
-    runs = {r.id: r for r in store.list_runs(pack_id=pack.pack.id)}
-    tagged = 0
-    for v in store.list_verdicts(judge_kind="agent"):
-        run = runs.get(v.run_id)
-        if run is None or v.run_id not in labels or v.failure_mode:
-            continue
-        try:
-            task = pack.pack.task(run.task_id)
-        except KeyError:
-            continue
-        kind = task.environment.kind or pack.pack.environment
-        mode = failure_mode(v, bool(labels[v.run_id]), kind.value)
-        if mode is not None and store.set_verdict_failure_mode(v.id, mode):
-            tagged += 1
-    return tagged
 
 
 def answer_scores(runs: Sequence[Run], verdicts: Sequence[Verdict]) -> dict[str, float]:

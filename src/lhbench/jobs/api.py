@@ -7,14 +7,12 @@ needs to print. None of them prints.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from lhbench.envs import PostgresDatabases
 from lhbench.errors import ConfigError, LhbenchError
-from lhbench.jobs.fixtures import FixtureJob
 from lhbench.jobs.imports import ImportJob, ImportResult, collect_files
 from lhbench.jobs.packs import LoadedPack, check_versions, find_rubric, pack_for_id, resolve_pack
 from lhbench.jobs.runner import JobSummary, run_job
@@ -28,8 +26,8 @@ if TYPE_CHECKING:
     from lhbench.jobs.states import StateProvider
     from lhbench.store import Store
 
-# The agent harness, the judges and the model pool (pydantic-ai) load in the jobs that use
-# them: importing transcripts needs none of them.
+# The agent harness, the environments' states, the judges and the model pool (pydantic-ai)
+# load in the jobs that use them: importing transcripts needs none of them.
 
 __all__ = [
     "GradeOutcome",
@@ -41,6 +39,7 @@ __all__ = [
     "panel_specs",
     "run_agents",
     "sandbox_for",
+    "store_failure_modes",
     "verify_runs",
 ]
 
@@ -86,40 +85,6 @@ def aj_judge_spec(judge: str | None, model: str | None, settings: Settings) -> M
     return resolve_model(ref, settings.models)
 
 
-async def judge_verdicts(
-    store: Store,
-    spec: ModelSpec | None,
-    make_judge: Callable[[Any, ModelSpec], Any],
-    runs: Sequence[Run],
-    states: Any,
-    *,
-    wrapped_model: Any = None,
-    repeats: int = 1,
-    progress: ProgressFactory = None,
-    concurrency: int = 4,
-    retry_errors: bool = False,
-) -> JobSummary[Any] | None:
-    """The verdict stage of an Agent-as-a-Judge job (None when no judge model is given).
-
-    One model session; ``make_judge(client, spec)`` builds the domain's judge on its client.
-    """
-    if spec is None:
-        return None
-    from lhbench.jobs.verdicts import VerdictJob
-    from lhbench.models import ModelPool
-
-    pool = ModelPool(store)
-    async with pool.session():
-        judge = make_judge(pool.get(spec, wrapped=wrapped_model), spec)
-        return await _run(
-            VerdictJob(store, runs, states, judge, repeats=repeats),
-            progress,
-            "judging",
-            concurrency=concurrency,
-            retry_errors=retry_errors,
-        )
-
-
 async def _run(job: Any, progress: ProgressFactory, label: str, **kw: Any) -> JobSummary[Any]:
     if progress is None:
         return await run_job(job, **kw)
@@ -137,6 +102,8 @@ class GradeOutcome:
     runs: list[Run]
     judges: list[str]
     grades: list[Grade] = field(default_factory=list)
+    # runs that failed for infrastructure: not graded (no score), named by the CLI
+    infra_skipped: list[Run] = field(default_factory=list)
 
 
 async def grade_runs(
@@ -195,9 +162,17 @@ async def grade_runs(
         if missing:
             raise LhbenchError(f"--runs: not in pack {pack_id!r}: {', '.join(sorted(missing))}")
         runs = [r for r in runs if r.id in wanted]
+    # a run that failed for infrastructure is no score: never graded, never compared
+    infra = [r for r in runs if r.infrastructure_failure]
+    runs = [r for r in runs if not r.infrastructure_failure]
     if not runs:
+        why = (
+            f" ({len(infra)} failed for infrastructure and are not graded: run them again)"
+            if infra
+            else ""
+        )
         raise LhbenchError(
-            f"no finished runs of pack {pack_id!r} in the store: `lhbench run` or "
+            f"no finished runs of pack {pack_id!r} in the store{why}: `lhbench run` or "
             "`lhbench import --pack` makes some"
         )
     library = [load_pack(d) for d in bundled_pack_dirs()]
@@ -221,7 +196,7 @@ async def grade_runs(
             concurrency=concurrency,
             retry_errors=retry_errors,
         )
-    out = GradeOutcome(summary, rub, tier_obj, runs, labels)
+    out = GradeOutcome(summary, rub, tier_obj, runs, labels, infra_skipped=infra)
     if not pairwise:
         keys = {u.key for u in job.plan()}
         out.grades = [g for g in store.list_grades(run_ids=[r.id for r in runs]) if g.key in keys]
@@ -323,22 +298,32 @@ async def _verify_pack(
     *,
     retry_errors: bool = False,
     progress: ProgressFactory = None,
-    postgres: PostgresDatabases | None = None,
     states: StateProvider | None = None,
 ) -> JobSummary[Any]:
-    from lhbench.jobs.states import StateProvider
+    """Label runs by their tasks' checks, on the final states the pack's environment makes."""
+    from lhbench.jobs.environments import environment_context, environment_for
     from lhbench.jobs.verification import VerifyJob
 
-    done = [r for r in runs if r.status not in (RunStatus.RUNNING, RunStatus.PENDING)]
-    provider = states or StateProvider(
-        store,
-        pack,
-        settings.home / "states" / pack.pack.id,
-        postgres=postgres,
-        sandbox=sandbox_for(settings),
-    )
+    # a run that failed for infrastructure is no score: its state is not labelled either
+    done = [
+        r
+        for r in runs
+        if r.status not in (RunStatus.RUNNING, RunStatus.PENDING) and not r.infrastructure_failure
+    ]
+    if states is None:
+        env = environment_for(pack)
+        with environment_context(env, pack, settings, sandbox_for(settings)) as ctx:
+            return await _verify_pack(
+                store,
+                settings,
+                pack,
+                [r for r in done if env.judged(r)],
+                retry_errors=retry_errors,
+                progress=progress,
+                states=env.states(store, pack, ctx),
+            )
     return await _run(
-        VerifyJob(store, done, provider),
+        VerifyJob(store, done, states),
         progress,
         "verifying",
         concurrency=4,
@@ -468,64 +453,87 @@ async def judge_states(
     budget: int = 20,
     concurrency: int = 4,
     postgres_url: str | None = None,
+    tool_set: str | None = None,
+    modality: str | None = None,
     retry_errors: bool = False,
     progress: ProgressFactory = None,
     wrapped_model: Any = None,
 ) -> JudgeStatesOutcome:
-    """Agent-as-a-Judge on a pack: fixtures stored as runs, every run labelled, then judged.
+    """Agent-as-a-Judge on a pack, whatever its domain: fixtures, labels, then verdicts.
 
-    The pack's fixture trajectories become runs; every run of the pack is labelled by its
-    task's checks on its final state; then the judge gives a verdict on each.
-
-    ``judge=None`` stops after labelling (no model needed).
+    The pack's environment (:func:`~lhbench.jobs.environments.environment_for`) stores its
+    fixture trajectories as runs, makes each run's final state, labels it with the task's
+    checks there, and builds the judge that gives a verdict on it. ``judge=None`` stops
+    after labelling (no model needed). ``postgres_url`` (SQL packs), ``tool_set`` (search
+    packs: ``state`` or ``state+trajectory``) and ``modality`` (GUI packs: ``screenshot``,
+    ``a11y`` or ``both``) are options of one environment; another refuses them.
     """
-    from lhbench.jobs.states import StateProvider
-    from lhbench.judges import VerdictJudge
+    from lhbench.jobs.environments import environment_context, environment_for, judged_runs
+    from lhbench.jobs.verdicts import VerdictJob
+    from lhbench.models import ModelPool
 
     spec = aj_judge_spec(judge, model, settings)
     loaded = resolve_pack(pack, settings, store)
-    fixtures = await _run(FixtureJob(store, loaded), progress, "fixtures", concurrency=4)
-    runs = [
-        r
-        for r in store.list_runs(pack_id=loaded.pack.id)
-        if r.status not in (RunStatus.RUNNING, RunStatus.PENDING)
-    ]
-    url = postgres_url or settings.aj_postgres_url
-    pg = PostgresDatabases(url) if url else None
-    backend = "postgres" if pg else "sqlite"
-    try:
-        sandbox = sandbox_for(settings)
-        provider = StateProvider(
-            store,
-            loaded,
-            settings.home / "states" / loaded.pack.id / backend,
-            postgres=pg,
-            sandbox=sandbox,
-        )
+    env = environment_for(loaded)
+    options = {"postgres_url": postgres_url, "tool_set": tool_set, "modality": modality}
+    sandbox = sandbox_for(settings)
+    with environment_context(
+        env, loaded, settings, sandbox, judge=judge, budget=budget, options=options
+    ) as ctx:
+        fixtures = await _run(env.fixtures(store, loaded), progress, "fixtures", concurrency=4)
+        runs = judged_runs(store, env, loaded)
         checked = await _verify_pack(
             store,
             settings,
             loaded,
             runs,
             progress=progress,
-            states=provider,
+            states=env.states(store, loaded, ctx),
             retry_errors=retry_errors,
         )
-        verdicts = await judge_verdicts(
-            store,
-            spec,
-            lambda client, s: VerdictJudge(
-                client, s, agentic=judge == "agent", tool_budget=budget, sandbox=sandbox
-            ),
-            runs,
-            provider,
-            wrapped_model=wrapped_model,
-            repeats=repeats,
-            progress=progress,
-            concurrency=concurrency,
-            retry_errors=retry_errors,
-        )
-    finally:
-        if pg is not None:
-            pg.drop_all()
+        verdicts = None
+        if spec is not None:
+            seen = env.judge_states(store, loaded, ctx)
+            pool = ModelPool(store)
+            async with pool.session():
+                client = pool.get(spec, wrapped=wrapped_model)
+                verdicts = await _run(
+                    VerdictJob(
+                        store,
+                        runs,
+                        seen,
+                        await env.verdict_judge(client, spec, ctx, seen, runs),
+                        repeats=repeats,
+                    ),
+                    progress,
+                    "judging",
+                    concurrency=concurrency,
+                    retry_errors=retry_errors,
+                )
+    store_failure_modes(store, loaded)
     return JudgeStatesOutcome(fixtures, checked, verdicts, loaded, len(runs))
+
+
+def store_failure_modes(store: Store, pack: LoadedPack) -> int:
+    """Tag the pack's wrong agent verdicts (a)/(b) where the rule can tell; how many tagged.
+
+    A stored tag (a reviewer's, or an earlier rule's) is never overwritten.
+    """
+    from lhbench.stats.aj_modes import failure_mode
+
+    labels = {lab.run_id: lab.passed for lab in store.list_labels() if lab.passed is not None}
+    runs = {r.id: r for r in store.list_runs(pack_id=pack.pack.id)}
+    tagged = 0
+    for v in store.list_verdicts(judge_kind="agent"):
+        run = runs.get(v.run_id)
+        if run is None or v.run_id not in labels or v.failure_mode:
+            continue
+        try:
+            task = pack.pack.task(run.task_id)
+        except KeyError:
+            continue
+        kind = task.environment.kind or pack.pack.environment
+        mode = failure_mode(v, bool(labels[v.run_id]), kind.value)
+        if mode is not None and store.set_verdict_failure_mode(v.id, mode):
+            tagged += 1
+    return tagged

@@ -24,6 +24,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, Protocol, TypeVar
 
+from lhbench.errors import InfrastructureError
 from lhbench.models import cache_refresh
 from lhbench.store import ResultState
 
@@ -260,6 +261,12 @@ async def run_job(
             try:
                 with cache_refresh(refresh):
                     result = await job.run(unit)
+            except InfrastructureError as exc:  # nothing stored: the next run retries it
+                summary.failed += 1
+                summary.failures[f"infrastructure: {crash_reason(exc)}"] += 1
+                if progress is not None:
+                    progress.advance(False)
+                return
             except Exception as exc:  # a bug or an unreadable input: counted, nothing stored
                 summary.failed += 1
                 summary.failures[f"crashed: {crash_reason(exc)}"] += 1

@@ -19,11 +19,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from lhbench.envs import ReplayError, VerifyError, run_state_check, run_verify
+from lhbench.errors import InfrastructureError
 from lhbench.jobs.packs import LoadedPack
 from lhbench.jobs.runner import Assessment, Unit
 from lhbench.jobs.states import StateProvider
 from lhbench.sandbox import Sandbox
-from lhbench.schema import EnvironmentKind, Label, Run, Task, label_key
+from lhbench.schema import EnvironmentKind, FailureKind, Label, Run, Task, label_key
 from lhbench.store import ResultState, Store
 
 if TYPE_CHECKING:
@@ -129,13 +130,22 @@ class VerifyJob:
         return out
 
     def stored(self, keys: Sequence[str]) -> Mapping[str, ResultState]:
-        """Labels whose check content is current; an undecided label is a final failure."""
+        """Labels whose check content is current; an undecided label is a final failure.
+
+        One undecided for infrastructure is run again (it is retryable).
+        """
         wanted = set(keys)
         out: dict[str, ResultState] = {}
         for lab in self.store.list_labels(run_ids=[r.id for r in self.runs]):
             key = label_key(lab.run_id, lab.source, lab.check_hash)
             if key in wanted:
-                out[key] = "ok" if lab.passed is not None else "final_error"
+                out[key] = (
+                    "ok"
+                    if lab.passed is not None
+                    else "retryable"
+                    if lab.failure_kind == FailureKind.INFRASTRUCTURE
+                    else "final_error"
+                )
         return out
 
     async def run(self, unit: Unit[_CheckUnit]) -> Label:
@@ -156,19 +166,34 @@ class VerifyJob:
                 f"replay incomplete: {n} call(s) of the run could not be replayed: "
                 + "; ".join(state.skipped[:3]),
             )
+        try:
+            return await self._check(run, check, state.ref.root, state.ref.db_url)
+        except InfrastructureError as exc:
+            # what the check needs is missing here (a package, a browser, the sandbox):
+            # no label, retried by the next run of the command, counted as infrastructure
+            return self._label(
+                run,
+                check,
+                None,
+                "",
+                f"infrastructure: {exc}",
+                kind=FailureKind.INFRASTRUCTURE,
+            )
+
+    async def _check(self, run: Run, check: Check, root: Path | None, db_url: str | None) -> Label:
         if check.hook:
-            return await asyncio.to_thread(self._hook, run, check, state.ref.root)
+            return await asyncio.to_thread(self._hook, run, check, root)
         if check.figma:
-            return await asyncio.to_thread(self._figma, run, check, state.ref.root)
+            return await asyncio.to_thread(self._figma, run, check, root)
         if check.content:
-            return await asyncio.to_thread(self._content, run, check, state.ref.root)
+            return await asyncio.to_thread(self._content, run, check, root)
         try:
             if check.plugin is not None:
                 res = await asyncio.to_thread(
                     run_state_check,
                     check.plugin,
-                    root=state.ref.root,
-                    db_url=state.ref.db_url,
+                    root=root,
+                    db_url=db_url,
                     timeout=self.timeout_s,
                     sandbox=self.states.sandbox,
                 )
@@ -176,8 +201,8 @@ class VerifyJob:
                 res = await asyncio.to_thread(
                     run_verify,
                     check.script,
-                    root=state.ref.root,
-                    db_url=state.ref.db_url,
+                    root=root,
+                    db_url=db_url,
                     timeout=self.timeout_s,
                     sandbox=self.states.sandbox,
                 )
@@ -193,8 +218,8 @@ class VerifyJob:
             return self._label(run, check, None, "", "hook checks need a directory state")
         spec = HookSpec(after_tool="*", check=check.script.name, timeout_s=self.timeout_s)
         [res] = run_hooks([spec], "*", check.script.parent, root, sandbox=self.states.sandbox)
-        if res.diagnosis.startswith(("the check could not run", "the check timed out")):
-            return self._label(run, check, None, "", res.diagnosis)
+        if res.error is not None:
+            return self._label(run, check, None, "", res.error)
         return self._label(run, check, res.ok, res.diagnosis, None)
 
     def _figma(self, run: Run, check: Check, root: Path | None) -> Label:
@@ -211,9 +236,24 @@ class VerifyJob:
                 self.states.workdir,
                 self.states.sandbox,
             )
+        except InfrastructureError:
+            raise
         except Exception as exc:  # a check that breaks is an undecided label, never a crash
             return self._label(run, check, None, "", f"figma checks failed: {exc}")
-        return self._label(run, check, report.passed(), report.detail(), None)
+        from lhbench.envs.figma.fidelity import DEPLOY_SOURCE
+
+        # built & deployed is its own label, beside (never instead of) the quality pass
+        deploy = Check(
+            check.script,
+            DEPLOY_SOURCE + check.source.removeprefix("figma"),
+            check.check_hash,
+            figma=True,
+        )
+        self.store.save_labels([self._label(run, deploy, report.deployed(), report.detail(), None)])
+        verdict = report.verdict()
+        if verdict is None:
+            return self._label(run, check, None, "", report.fidelity().describe())
+        return self._label(run, check, verdict, report.detail(), None)
 
     def _content(self, run: Run, check: Check, root: Path | None) -> Label:
         """Programmatic-content checks: a label and a grade with the offending citations."""
@@ -223,13 +263,21 @@ class VerifyJob:
             report = run_content_checks(
                 self.store, self.states.pack, run, root, self.states.sandbox
             )
+        except InfrastructureError:
+            raise
         except Exception as exc:  # a check that breaks is an undecided label, never a crash
             return self._label(run, check, None, "", f"content checks failed: {exc}")
         return self._label(run, check, report.passed(), report.detail(), None)
 
     @staticmethod
     def _label(
-        run: Run, check: Check, passed: bool | None, detail: str, error: str | None
+        run: Run,
+        check: Check,
+        passed: bool | None,
+        detail: str,
+        error: str | None,
+        *,
+        kind: FailureKind | None = None,
     ) -> Label:
         return Label(
             run_id=run.id,
@@ -238,16 +286,25 @@ class VerifyJob:
             detail=detail[:2000],
             error=error[:2000] if error else None,
             check_hash=check.check_hash,
+            failure_kind=kind,
         )
 
     def assess(self, result: Label) -> Assessment:
-        """A decided label is ok (pass or fail alike); an undecided one says why."""
+        """A decided label is ok (pass or fail alike); an undecided one says why.
+
+        An infrastructure failure (a missing package or browser, no sandbox) is retried by
+        the next run of the command.
+        """
         if result.passed is not None:
             return Assessment(True)
+        if result.failure_kind == FailureKind.INFRASTRUCTURE:
+            return Assessment(False, f"infrastructure: {_first(result.error)}", True)
         reason = (result.error or "check failed").split(":", 1)[0]
         if "timed out" in (result.error or ""):
             reason = "check timed out"
-        elif "exited" in (result.error or ""):
+        elif "contradicts itself" in (result.error or ""):
+            reason = "check's exit code and answer disagree"
+        elif "exited" in (result.error or "") or "crashed" in (result.error or ""):
             reason = "check crashed"
         return Assessment(False, reason)
 
@@ -256,10 +313,18 @@ class VerifyJob:
         self.store.save_labels(results)
 
 
+def _first(error: str | None) -> str:
+    """What an infrastructure error was about, in a few words (``playwright is not …``)."""
+    text = (error or "").removeprefix("infrastructure: ")
+    return text.split(";", 1)[0].split(":", 1)[0][:80] or "error"
+
+
 # -- Figma-to-code output checks ------------------------------------------------------------
 # A figma-to-code task with a ground-truth directory (task.ground_truth[0] under the pack's
 # ground_truth/) gets one more check: lhbench.envs.figma.check_app on the run's workspace.
-# It stores a label (build, deploy, every route renders, nothing leaks), a programmatic
+# It stores the quality label (fidelity ≥ the calibrated threshold: LH-Bench's "quality ≥ 4
+# of 5"), a separate ``figma-deploy`` label (build, deploy, every route renders, nothing
+# leaks), a programmatic
 # grade on the pack's ``figma-checks`` rubric when the pack has one, and the reference and
 # captured frames as the run's artifacts (what the output judge then sees).
 

@@ -14,11 +14,13 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cached_property
+from typing import TypeVar
 
 from lhbench.config import Settings
 from lhbench.schema import (
     ChapterGrade,
     ChapterRubricRecord,
+    FailureKind,
     Grade,
     JudgeKind,
     Label,
@@ -74,6 +76,11 @@ class Exclusions:
     unknown_run: int = 0
     stale_votes: int = 0
     failed_votes: int = 0
+    # runs that failed for infrastructure (run id -> why), and their judgements left out
+    infra_runs: dict[str, str] = field(default_factory=dict)
+    infra_judgements: int = 0
+    # checks that could not run for infrastructure (no label; retried by `lhbench verify`)
+    infra_labels: int = 0
 
     @property
     def total(self) -> int:
@@ -85,9 +92,36 @@ class Exclusions:
             + self.unknown_run
         )
 
+    def infra_note(self) -> str | None:
+        """The sentence naming the runs left out because their infrastructure failed."""
+        if not self.infra_runs:
+            return None
+        named = "; ".join(f"{r} ({why})" for r, why in sorted(self.infra_runs.items())[:10])
+        more = len(self.infra_runs) - 10
+        judged = (
+            f" (and their {self.infra_judgements} grade(s), vote(s), verdict(s) and label(s))"
+            if self.infra_judgements
+            else ""
+        )
+        return (
+            f"excludes {len(self.infra_runs)} run(s) that failed for infrastructure{judged}: "
+            f"{named}{f'; and {more} more' if more > 0 else ''}. An infrastructure failure "
+            "(model endpoint, package, browser, sandbox) is no score: these runs are in no "
+            "leaderboard, pass rate, ablation, Elo pairing or grade (LH-Bench excludes them "
+            "too); run them again."
+        )
+
     def notes(self) -> list[str]:
         """One sentence per reason, for the report's header."""
         out = []
+        if (infra := self.infra_note()) is not None:
+            out.append(infra[0].upper() + infra[1:])
+        if self.infra_labels:
+            out.append(
+                f"{self.infra_labels} check(s) could not run for infrastructure (a package, "
+                "browser or sandbox missing here): no label, in no pass rate; "
+                "`lhbench verify` runs them again."
+            )
         for (rubric, version), n in sorted(self.stale_rubric.items()):
             what = f"rubric {rubric} v{version}" if version else f"rubric {rubric}"
             out.append(
@@ -195,6 +229,33 @@ def current_grades(
     return keep, ex
 
 
+def _infra_reason(run: Run) -> str:
+    """Why a run failed for infrastructure, in a few words."""
+    first = (run.error or run.status.value).strip().splitlines()
+    return (first[0] if first else run.status.value)[:120]
+
+
+T = TypeVar("T")
+
+
+class _Without:
+    """Keeps what involves none of ``runs``; counts what it drops (``dropped``)."""
+
+    def __init__(self, runs: Iterable[str]) -> None:
+        self.runs = set(runs)
+        self.dropped = 0
+
+    def __call__(self, items: Iterable[T]) -> list[T]:
+        out = []
+        for item in items:
+            ids = {getattr(item, a, None) for a in ("run_id", "run_a", "run_b")}
+            if self.runs and ids & self.runs:
+                self.dropped += 1
+            else:
+                out.append(item)
+        return out
+
+
 @dataclass
 class ReportData:
     """Runs, judgements and pack metadata, indexed for the report sections.
@@ -236,18 +297,22 @@ class ReportData:
 
         Chapter-level votes go to ``chapter_votes``, the others to ``votes``.
         """
-        grade_list = list(grades)
-        ok_votes = [v for v in votes if v.status == "ok"]
-        return cls(
-            runs={r.id: r for r in runs},
+        every = list(runs)
+        infra = {r.id: _infra_reason(r) for r in every if r.infrastructure_failure}
+        keep = _Without(infra)
+        grade_list = keep(grades)
+        ok_votes = [v for v in keep(votes) if v.status == "ok"]
+        verdict_list, label_list = keep(verdicts), keep(labels)
+        data = cls(
+            runs={r.id: r for r in every if r.id not in infra},
             grades=grade_list,
             all_grades=grade_list,
             votes=[v for v in ok_votes if v.chapter_id is None],
             chapter_votes=[
                 v for v in ok_votes if v.chapter_id is not None and v.rater_kind == JudgeKind.HUMAN
             ],
-            verdicts=list(verdicts),
-            labels=list(labels),
+            verdicts=verdict_list,
+            labels=label_list,
             tasks={(pack_id, t.id): t for pack_id, t in tasks},
             rubrics={(r.id, r.version): r for r in rubrics},
             load_trajectory=(
@@ -256,6 +321,14 @@ class ReportData:
                 else None
             ),
         )
+        data.excluded.infra_runs = infra
+        data.excluded.infra_judgements = keep.dropped
+        data.excluded.infra_labels = sum(
+            1
+            for lab in label_list
+            if lab.passed is None and lab.failure_kind == FailureKind.INFRASTRUCTURE
+        )
+        return data
 
     @classmethod
     def from_store(
@@ -294,7 +367,9 @@ class ReportData:
             tasks=tasks,
             rubrics=rubrics,
         )
-        all_grades = store.list_grades()
+        keep = _Without(data.excluded.infra_runs)
+        all_grades = keep(store.list_grades())
+        all_votes = keep(all_votes)
         data.all_grades = all_grades
         data.failed_votes = [v for v in all_votes if v.status != "ok"]
         ok_votes = [v for v in all_votes if v.status == "ok"]
@@ -302,9 +377,13 @@ class ReportData:
             data.grades = all_grades
             data.votes = ok_votes
         else:
+            before = data.excluded
             data.grades, data.excluded = current_grades(
                 all_grades, data.runs, rubric_hashes, library, panel=panel
             )
+            data.excluded.infra_runs = before.infra_runs
+            data.excluded.infra_judgements = before.infra_judgements
+            data.excluded.infra_labels = before.infra_labels
             data.votes = []
             for v in ok_votes:
                 current = (
@@ -319,8 +398,11 @@ class ReportData:
                 else:
                     data.votes.append(v)
         data.excluded.failed_votes = len(data.failed_votes)
-        data.chapter_grades = store.list_chapter_grades()
-        data.chapter_votes = store.list_votes(rater_kind=JudgeKind.HUMAN.value, chapter_level=True)
+        data.chapter_grades = keep(store.list_chapter_grades())
+        data.chapter_votes = keep(
+            store.list_votes(rater_kind=JudgeKind.HUMAN.value, chapter_level=True)
+        )
+        data.excluded.infra_judgements += keep.dropped
         if not include_stale:
             data.chapter_grades, data.stale_chapter_grades = current_chapter_grades(
                 data.chapter_grades, data.runs, rubric_hashes, store.list_chapter_rubrics()
@@ -339,7 +421,12 @@ class ReportData:
     @cached_property
     def _label_index(self) -> dict[str, Label]:
         best: dict[str, Label] = {}
-        decided = [lab for lab in self.labels if lab.passed is not None]
+        # figma-deploy says the app runs, not that the run passed: never the run's outcome
+        decided = [
+            lab
+            for lab in self.labels
+            if lab.passed is not None and not lab.source.startswith("figma-deploy:")
+        ]
         for lab in sorted(decided, key=lambda x: (not x.source.startswith("verify"), x.source)):
             best.setdefault(lab.run_id, lab)
         return best

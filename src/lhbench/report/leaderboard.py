@@ -288,6 +288,10 @@ def leaderboard_section(data: ReportData, by: Sequence[str], *, seed: int = 0) -
                 "undecided: runs whose check crashed or timed out (left out of the rate)."
             ],
         )
+        if any(lab.source.startswith("figma:") for lab in data.labels):
+            from lhbench.envs.figma.fidelity import PASS_DEFINITION
+
+            pr.notes.append(PASS_DEFINITION)
         for p in passes:
             pr.rows.append(
                 [p.group, p.passed, p.n, 100 * p.rate, 100 * p.ci[0], 100 * p.ci[1], p.undecided]

@@ -5,6 +5,7 @@ a container runtime where a daemon runs, and an explicit, recorded "none"), a ne
 forwarder that is a sandbox's only way out, and resource limits.
 """
 
+from lhbench.sandbox.answer import AnswerFault, CheckAnswer, CheckAnswerError, read_check_answer
 from lhbench.sandbox.base import (
     Finished,
     Prepared,
@@ -17,6 +18,7 @@ from lhbench.sandbox.bubblewrap import SANDBOX_UID, BubblewrapSandbox
 from lhbench.sandbox.cgroups import cgroup_support
 from lhbench.sandbox.container import ContainerSandbox
 from lhbench.sandbox.forward import Forwarder
+from lhbench.sandbox.pg_gate import PgAccess, PgGate
 from lhbench.sandbox.policy import (
     CRASH_EXIT,
     ENV_ALLOW,
@@ -37,13 +39,18 @@ __all__ = [
     "CRASH_EXIT",
     "ENV_ALLOW",
     "SANDBOX_UID",
+    "AnswerFault",
     "BubblewrapSandbox",
+    "CheckAnswer",
+    "CheckAnswerError",
     "ContainerSandbox",
     "Endpoint",
     "Finished",
     "Forwarder",
     "Limits",
     "Mount",
+    "PgAccess",
+    "PgGate",
     "Prepared",
     "Sandbox",
     "SandboxPolicy",
@@ -54,6 +61,7 @@ __all__ = [
     "lhbench_paths",
     "policy_for",
     "private_paths",
+    "read_check_answer",
     "run_sandboxed",
     "run_sandboxed_sync",
     "script_argv",

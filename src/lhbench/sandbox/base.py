@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO, Protocol
 
-from lhbench.errors import LhbenchError
+from lhbench.errors import InfrastructureError
 from lhbench.sandbox.policy import SandboxPolicy
 
 __all__ = [
@@ -33,8 +33,11 @@ __all__ = [
 ]
 
 
-class SandboxUnavailable(LhbenchError):
-    """No sandbox backend works here, and running unconfined was not allowed."""
+class SandboxUnavailable(InfrastructureError):
+    """No sandbox backend works here, and running unconfined was not allowed.
+
+    Infrastructure, never a score: the unit is retried once a sandbox works.
+    """
 
 
 @dataclass

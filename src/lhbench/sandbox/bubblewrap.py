@@ -182,7 +182,7 @@ class BubblewrapSandbox:
                     sock = ep.socket
                 else:
                     sock = scratch / f"{i}.sock"
-                    fwd = Forwarder(sock, ep.host, ep.port).__enter__()
+                    fwd = Forwarder(sock, ep.host, ep.port, postgres=ep.postgres).__enter__()
                     prepared._cleanup.append(lambda f=fwd: f.__exit__(None, None, None))  # type: ignore[misc]
                 inside = f"{NET_DIR}/{i}.sock"
                 mount_args += ["--bind", str(sock), inside]

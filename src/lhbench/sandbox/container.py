@@ -117,7 +117,9 @@ class ContainerSandbox:
                     args += ["-v", f"{ep.socket}:/run/lhbench/own/{i}.sock"]
                     maps += ["--map", f"127.0.0.1:{ep.local_port}=/run/lhbench/own/{i}.sock"]
                     continue
-                fwd = Forwarder(scratch / f"{i}.sock", ep.host, ep.port).__enter__()
+                fwd = Forwarder(
+                    scratch / f"{i}.sock", ep.host, ep.port, postgres=ep.postgres
+                ).__enter__()
                 prepared._cleanup.append(lambda f=fwd: f.__exit__(None, None, None))  # type: ignore[misc]
                 maps += ["--map", f"127.0.0.1:{ep.local_port}=/run/lhbench/net/{i}.sock"]
                 if ep.host not in ("127.0.0.1", "localhost"):

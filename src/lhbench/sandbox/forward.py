@@ -5,7 +5,9 @@ Inside (no network namespace of its own to speak of: loopback only), the relay l
 Outside, the forwarder accepts on that Unix socket and connects to the one endpoint the
 harness allowed; it can reach nothing else, whatever the sandboxed program asks for.
 Bytes are copied as they are (TLS stays end to end). A forwarder serves a bounded number
-of connections at once and closes idle ones.
+of connections at once and closes idle ones. A PostgreSQL endpoint's forwarder is also a
+gate (:mod:`lhbench.sandbox.pg_gate`): it admits only the one role and database it was
+made for, whatever the sandboxed program asks for.
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ import contextlib
 import socket
 import threading
 from pathlib import Path
+
+from lhbench.sandbox.pg_gate import PgAccess, PgGate
 
 __all__ = ["Forwarder", "pipe"]
 
@@ -45,7 +49,8 @@ def pipe(a: socket.socket, b: socket.socket) -> None:
 class Forwarder:
     """Accepts on a Unix socket and connects each client to ``host:port`` (only there).
 
-    Use as a context manager; ``path`` is the socket to bind into the sandbox.
+    Use as a context manager; ``path`` is the socket to bind into the sandbox. With
+    ``postgres``, each connection passes the PostgreSQL gate first (``self.gate``).
     """
 
     def __init__(
@@ -57,6 +62,7 @@ class Forwarder:
         timeout_s: float = 30.0,
         max_connections: int = 32,
         idle_s: float = 900.0,
+        postgres: PgAccess | None = None,
     ) -> None:
         self.path = path
         self.host = host
@@ -65,6 +71,7 @@ class Forwarder:
         self.idle_s = idle_s
         self.connections = 0
         self.refused = 0
+        self.gate = PgGate(postgres, host, port, timeout_s=timeout_s) if postgres else None
         # each connection costs this process two threads and an upstream socket: a
         # sandboxed program opening thousands must not exhaust the host
         self._slots = threading.BoundedSemaphore(max_connections)
@@ -113,6 +120,9 @@ class Forwarder:
 
     def _one(self, client: socket.socket) -> None:
         try:
+            if self.gate is not None:
+                self.gate.handle(client, self.idle_s)
+                return
             try:
                 upstream = socket.create_connection((self.host, self.port), timeout=self.timeout_s)
             except OSError:

@@ -15,6 +15,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from lhbench.sandbox.pg_gate import PgAccess
+
 __all__ = [
     "CRASH_EXIT",
     "ENV_ALLOW",
@@ -78,13 +80,15 @@ class Endpoint:
     to 127.0.0.1 there), so a client keeps the URL's host name, for TLS; outside, the
     forwarder connects only to ``host:port``. With ``socket``, the relay carries
     connections to that Unix socket instead (a server lhbench runs, such as the proxy that
-    holds a model's key), and no forwarder is made.
+    holds a model's key), and no forwarder is made. With ``postgres``, the forwarder is a
+    PostgreSQL gate admitting only that role and database.
     """
 
     host: str
     port: int
     local_port: int
     socket: Path | None = None  # a server of ours already listening (e.g. the key proxy)
+    postgres: PgAccess | None = None
 
 
 @dataclass(frozen=True)

@@ -53,6 +53,7 @@ from lhbench.schema.run import (
     REPLAY_REFUSED_KEY,
     STEP_ROW,
     Artifact,
+    FailureKind,
     RecordedOutcome,
     Role,
     Run,
@@ -60,6 +61,7 @@ from lhbench.schema.run import (
     Step,
     StepKind,
     Trajectory,
+    failure_kind_of,
 )
 
 __all__ = [
@@ -80,6 +82,7 @@ __all__ = [
     "EnvironmentKind",
     "EnvironmentSpec",
     "ErrorType",
+    "FailureKind",
     "Grade",
     "GradeStatus",
     "HookSpec",
@@ -112,6 +115,7 @@ __all__ = [
     "chapter_grade_key",
     "chapter_rubric_key",
     "export_json_schemas",
+    "failure_kind_of",
     "grade_key",
     "judge_labels",
     "label_key",

@@ -12,6 +12,7 @@ from pydantic import AwareDatetime, Field, NonNegativeFloat, NonNegativeInt, mod
 
 from lhbench.schema.base import Schema, Usage, utcnow
 from lhbench.schema.rubric import Scale, TierKind
+from lhbench.schema.run import FailureKind
 
 __all__ = [
     "DimensionScore",
@@ -301,8 +302,10 @@ class Label(Schema):
     """The ground-truth outcome of a run, from a check on its final state (or a person).
 
     ``passed`` is None when the check could not decide (it crashed, timed out, or answered
-    in a shape it should not); ``error`` then says why. ``check_hash`` is the content of
-    the check that gave it: after the check changes, the label is stale and re-checked.
+    in a shape it should not); ``error`` then says why, and ``failure_kind`` is
+    ``infrastructure`` when what failed was around the check, not the run. ``check_hash``
+    is the content of the check that gave it: after the check changes, the label is stale
+    and re-checked.
     """
 
     run_id: str
@@ -312,6 +315,11 @@ class Label(Schema):
     error: str | None = None
     check_hash: str = ""
     created_at: AwareDatetime = Field(default_factory=utcnow)
+    failure_kind: FailureKind | None = Field(
+        default=None,
+        description="'infrastructure' when the check could not run for want of something "
+        "around it (a package, a browser, the sandbox): retried, never a label.",
+    )
 
     @model_validator(mode="after")
     def _error_when_undecided(self) -> Label:

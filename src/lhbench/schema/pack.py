@@ -43,7 +43,8 @@ class HookSpec(Schema):
 
     The check is a Python script run as ``python CHECK --root WORKSPACE``; it prints one
     JSON object ``{"ok": bool, "diagnosis": str, "next_action": str}`` that goes back to
-    the agent with the tool's result.
+    the agent with the tool's result, and exits 0 when ``ok``, 1 when not (an exit code
+    that contradicts ``ok`` is an error, never a pass: :func:`lhbench.sandbox.read_check_answer`).
     """
 
     after_tool: str = Field(min_length=1, description="Tool name or glob (write_file, mcp__*).")

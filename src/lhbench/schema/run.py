@@ -22,6 +22,7 @@ __all__ = [
     "REPLAY_REFUSED_KEY",
     "STEP_ROW",
     "Artifact",
+    "FailureKind",
     "RecordedOutcome",
     "Role",
     "Run",
@@ -29,6 +30,7 @@ __all__ = [
     "Step",
     "StepKind",
     "Trajectory",
+    "failure_kind_of",
 ]
 
 
@@ -42,6 +44,64 @@ class RunStatus(StrEnum):
     TIMED_OUT = "timed_out"
     LIMIT_EXCEEDED = "limit_exceeded"
     INCOMPLETE = "incomplete"
+
+
+class FailureKind(StrEnum):
+    """Whose a failure was: the agent's, or the infrastructure's (never a score).
+
+    ``infrastructure``: what the run or its check needed was missing or unreachable (the
+    model endpoint, a package, a browser, the sandbox); such runs are left out of every
+    comparison and named where they are left out. ``agent``: the run itself failed (out of
+    time or tool calls, a harness error of its own).
+    """
+
+    AGENT = "agent"
+    INFRASTRUCTURE = "infrastructure"
+
+
+_FAILED = {"failed", "timed_out", "limit_exceeded", "incomplete"}
+# how an error reads when what failed was around the agent, not the agent: the model
+# endpoint (pydantic-ai's ModelAPIError family, HTTP 429/5xx, refused connections), a
+# sandbox or a package that is not there, a registry that cannot be reached
+_INFRA_MARKERS = (
+    "modelapierror",
+    "modelhttperror",
+    "infrastructureerror",
+    "missingdependency",
+    "sandboxunavailable",
+    "modulenotfounderror",
+    "connection refused",
+    "connection reset",
+    "connecterror",
+    "connection error",
+    "apiconnectionerror",
+    "failed to connect",
+    "name or service not known",
+    "temporary failure in name resolution",
+    "getaddrinfo",
+    "enotfound",
+    "eai_again",
+    "econnrefused",
+    "econnreset",
+    "status_code: 429",
+    "status_code: 500",
+    "status_code: 502",
+    "status_code: 503",
+    "status_code: 504",
+    "status_code: 529",
+    "overloaded_error",
+    "no sandbox backend works",
+)
+
+
+def failure_kind_of(status: str, error: str | None) -> FailureKind | None:
+    """Whose failure a run with this status and error was (None: it did not fail)."""
+    if status not in _FAILED:
+        return None
+    low = (error or "").lower()
+    if any(m in low for m in _INFRA_MARKERS):
+        return FailureKind.INFRASTRUCTURE
+    return FailureKind.AGENT
 
 
 RECORDED_OUTCOME_KEY = "recorded_outcome"
@@ -89,8 +149,17 @@ class Run(Schema):
     )
     cost_usd: NonNegativeFloat | None = None
     error: str | None = None
+    failure_kind: FailureKind | None = Field(
+        default=None,
+        description="Whose failure a failed run was; read from its error when not given.",
+    )
     source: str | None = Field(default=None, description="Where an imported run came from.")
     metadata: dict[str, Any] = Field(default_factory=dict)
+
+    @property
+    def infrastructure_failure(self) -> bool:
+        """The run failed for infrastructure: it is no score and is left out of comparisons."""
+        return self.failure_kind == FailureKind.INFRASTRUCTURE
 
     @property
     def recorded_outcome(self) -> RecordedOutcome | None:
@@ -114,6 +183,10 @@ class Run(Schema):
     def _ordered_times(self) -> Run:
         if self.started_at and self.ended_at and self.ended_at < self.started_at:
             raise ValueError("ended_at is before started_at")
+        if self.failure_kind is None:
+            kind = failure_kind_of(self.status.value, self.error)
+            if kind is not None:
+                object.__setattr__(self, "failure_kind", kind)
         return self
 
 

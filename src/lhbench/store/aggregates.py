@@ -67,6 +67,7 @@ class RunFact:
     input_tokens: int
     output_tokens: int
     started_at: datetime | None = None
+    failure_kind: str | None = None
 
 
 # (run, rubric id, rubric version, rubric content hash, tier, judge config hash)
@@ -151,6 +152,7 @@ _RUN_COLUMNS = (
     RunRow.cost_usd,
     RunRow.usage["input_tokens"].as_integer(),
     RunRow.usage["output_tokens"].as_integer(),
+    RunRow.failure_kind,
 )
 
 RUN_SORTS = {
@@ -189,7 +191,8 @@ def _fact(row: Sequence[Any]) -> RunFact:
         cost_usd=row[9],
         input_tokens=int(row[10] or 0),
         output_tokens=int(row[11] or 0),
-        started_at=row[12] if len(row) > 12 else None,
+        failure_kind=row[12],
+        started_at=row[13] if len(row) > 13 else None,
     )
 
 

@@ -368,7 +368,14 @@ class JudgementStore(StoreBase):
                     index_elements=["run_id", "source"],
                     set_={
                         k: stmt.excluded[k]
-                        for k in ("passed", "detail", "error", "check_hash", "created_at")
+                        for k in (
+                            "passed",
+                            "detail",
+                            "error",
+                            "check_hash",
+                            "created_at",
+                            "failure_kind",
+                        )
                     },
                 )
                 s.execute(stmt)
@@ -398,6 +405,7 @@ class JudgementStore(StoreBase):
                         error=r.error,
                         check_hash=r.check_hash,
                         created_at=r.created_at,
+                        failure_kind=r.failure_kind,
                     )
                     for r in s.scalars(q).all()
                 )

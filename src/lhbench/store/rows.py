@@ -47,6 +47,7 @@ def run_row(run: Run) -> dict[str, Any]:
         "model_usage": {m: u.model_dump(mode="json") for m, u in run.model_usage.items()} or None,
         "cost_usd": run.cost_usd,
         "error": run.error,
+        "failure_kind": run.failure_kind.value if run.failure_kind else None,
         "source": run.source,
         "metadata": run.metadata,
         "updated_at": utcnow(),
@@ -73,6 +74,7 @@ def run_from(row: RunRow) -> Run:
             "model_usage": row.model_usage or {},
             "cost_usd": row.cost_usd,
             "error": row.error,
+            "failure_kind": row.failure_kind,
             "source": row.source,
             "metadata": row.metadata_,
         }

@@ -148,6 +148,8 @@ class RunRow(Base):
     model_usage: Mapped[dict[str, Any] | None] = mapped_column(JsonDoc)
     cost_usd: Mapped[float | None] = mapped_column(Float)
     error: Mapped[str | None] = mapped_column(Text)
+    # whose failure a failed run was (agent, infrastructure); infrastructure is no score
+    failure_kind: Mapped[str | None] = mapped_column(String(30))
     source: Mapped[str | None] = mapped_column(Text)
     metadata_: Mapped[dict[str, Any]] = mapped_column("metadata", JsonDoc)
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime)
@@ -277,6 +279,7 @@ class LabelRow(Base):
     error: Mapped[str | None] = mapped_column(Text)
     check_hash: Mapped[str] = mapped_column(String(64))
     created_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    failure_kind: Mapped[str | None] = mapped_column(String(30))
 
 
 class ResponseCacheRow(Base):

@@ -12,7 +12,17 @@ from pathlib import Path
 
 
 def main() -> None:
-    """Start the named server on stdio."""
+    """Start the named server on stdio; a refused target (e.g. a writable role) exits 2."""
+    from lhbench.errors import LhbenchError
+
+    try:
+        _serve()
+    except LhbenchError as exc:
+        print(f"lhbench.tools: {exc}", file=sys.stderr)
+        sys.exit(2)
+
+
+def _serve() -> None:
     ap = argparse.ArgumentParser(prog="python -m lhbench.tools")
     sub = ap.add_subparsers(dest="kind", required=True)
     state = sub.add_parser("state", help="files or database, and trajectory, in one server")

@@ -4,15 +4,19 @@ list_directory, directory_tree, read_file (line ranges), search_files, get_file_
 path that is absolute, climbs out with ``..``, or leads out through a symlink is refused
 with a tool error naming the path; files are opened without following symlinks, devices,
 FIFOs and sockets are never read, and every answer is bounded. Nothing here can write.
+A content search's pattern is the judge's (and may be steered by the agent's text): it runs
+on the ``regex`` engine with a CPU budget for the whole search, so a pattern that
+backtracks without end stops with a tool error instead of holding the judge.
 """
 
 from __future__ import annotations
 
 import fnmatch
-import re
 import stat
+import time
 from pathlib import Path
 
+import regex
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
@@ -23,6 +27,7 @@ __all__ = ["build_fs_server"]
 MAX_READ_BYTES = 200_000
 MAX_SEARCH_BYTES = 20_000_000  # read by one content search
 MAX_ENTRIES = 500
+SEARCH_CPU_S = 2.0  # CPU time one content search's pattern may use, over all files
 
 
 class ToolRefused(ToolError):
@@ -104,15 +109,17 @@ def build_fs_server(root: Path, server: MCPServer | None = None) -> MCPServer:
         """Files under path whose name matches a glob and, if given, whose text matches a regex."""
         target = _resolve(root, path)
         try:
-            regex = re.compile(content) if content else None
-        except re.error as exc:
+            pattern_re = regex.compile(content, regex.V0) if content else None
+        except (regex.error, ValueError, RecursionError) as exc:
             raise ToolRefused(f"bad regex {content!r}: {exc}") from None
         hits: list[str] = []
         scanned = 0
+        budget = SEARCH_CPU_S
+        started = time.process_time()
         for p in sorted(target.rglob("*")):
             if p.is_symlink() or not p.is_file() or not fnmatch.fnmatch(p.name, pattern):
                 continue
-            if regex is not None:
+            if pattern_re is not None:
                 if scanned >= MAX_SEARCH_BYTES:
                     hits.append(f"[search stopped after reading {scanned} bytes]")
                     break
@@ -121,7 +128,18 @@ def build_fs_server(root: Path, server: MCPServer | None = None) -> MCPServer:
                 except (EscapeError, NotARegularFile, OSError):
                     continue
                 scanned += len(data)
-                if not regex.search(data.decode("utf-8", errors="replace")):
+                left = budget - (time.process_time() - started)
+                try:
+                    if left <= 0:
+                        raise TimeoutError
+                    found = pattern_re.search(data.decode("utf-8", errors="replace"), timeout=left)
+                except TimeoutError:
+                    raise ToolRefused(
+                        f"search stopped: the regex {content!r} used its {budget:g} s CPU budget "
+                        f"(at {rel(p)}, after {len(hits)} match(es)); it backtracks too much, "
+                        "try a simpler pattern"
+                    ) from None
+                if not found:
                     continue
             hits.append(rel(p))
             if len(hits) >= MAX_ENTRIES:

@@ -1,16 +1,52 @@
-"""The trajectory under review, one step at a time, over MCP."""
+"""The trajectory under review, one step at a time, over MCP.
+
+A step is shown as JSON within :data:`MAX_STEP_CHARS`: a step larger than that (an agent's
+tool output may be megabytes) has its longest text values cut, each saying how long it was,
+and the answer says it was truncated.
+"""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
 from lhbench.schema import Trajectory
 
-__all__ = ["build_trajectory_server"]
+__all__ = ["MAX_STEP_CHARS", "build_trajectory_server", "show_step"]
+
+MAX_STEP_CHARS = 64_000  # one tool answer, as the SQL and file tools cap theirs
+
+
+def _cut(value: Any, limit: int) -> Any:
+    """``value`` with every string longer than ``limit`` cut, saying how long it was."""
+    if isinstance(value, str) and len(value) > limit:
+        return f"{value[:limit]}…[cut: {len(value)} characters]"
+    if isinstance(value, dict):
+        return {k: _cut(v, limit) for k, v in value.items()}
+    if isinstance(value, list):
+        if len(value) > limit:
+            return [*(_cut(v, limit) for v in value[:limit]), f"…[cut: {len(value)} items]"]
+        return [_cut(v, limit) for v in value]
+    return value
+
+
+def show_step(doc: dict[str, Any], max_chars: int = MAX_STEP_CHARS) -> str:
+    """A step's JSON within ``max_chars``, long values cut and the cut said."""
+    text = json.dumps(doc, ensure_ascii=False)
+    if len(text) <= max_chars:
+        return text
+    limit = max_chars // 2
+    while limit >= 16:
+        cut = json.dumps(_cut(doc, limit), ensure_ascii=False)
+        note = f"\n[step truncated: {len(text)} characters in full, long values cut]"
+        if len(cut) + len(note) <= max_chars:
+            return cut + note
+        limit //= 2
+    return text[: max_chars - 100] + f"\n[step truncated: {len(text)} characters in full]"
 
 
 def build_trajectory_server(path: Path, server: MCPServer | None = None) -> MCPServer:
@@ -26,7 +62,7 @@ def build_trajectory_server(path: Path, server: MCPServer | None = None) -> MCPS
                 f"step {i} does not exist; the trajectory has steps 0..{len(trajectory.steps) - 1}"
             )
         s = trajectory.steps[i]
-        return json.dumps(s.model_dump(mode="json", exclude_defaults=True), ensure_ascii=False)
+        return show_step(s.model_dump(mode="json", exclude_defaults=True))
 
     @server.tool()
     def trajectory_length() -> int:

@@ -34,6 +34,7 @@ import numpy as np
 from lhbench.judges import TierKey
 from lhbench.report import Exclusions, current_grades, group_label
 from lhbench.schema import (
+    FailureKind,
     Grade,
     GradeStatus,
     JudgeIdentity,
@@ -296,6 +297,16 @@ def _current_combos(
     return current, ex
 
 
+def _infra_reasons(store: Store, infra: Sequence[RunFact]) -> dict[str, str]:
+    """Each infrastructure-failed run's first error line (the first 50 read; then status)."""
+    out = {}
+    for i, fact in enumerate(infra):
+        run = store.find_run(fact.id) if i < 50 else None
+        first = ((run.error if run else None) or fact.status).strip().splitlines()
+        out[fact.id] = (first[0] if first else fact.status)[:120]
+    return out
+
+
 def _label_outcomes(facts: Sequence[LabelFact]) -> dict[str, bool | None]:
     """Per checked run: its outcome (a verify script's first, as the report decides) or None."""
     out: dict[str, bool | None] = {}
@@ -365,13 +376,17 @@ def _analyse(
     by: Sequence[str] | None,
     panel: set[str] | None,
 ) -> Analysis:
-    facts = store.run_facts()
+    every = store.run_facts()
+    # a run that failed for infrastructure is no score: in no figure here, named in the notes
+    infra = [r for r in every if r.failure_kind == FailureKind.INFRASTRUCTURE.value]
+    facts = [r for r in every if r.failure_kind != FailureKind.INFRASTRUCTURE.value]
     runs = {r.id: r for r in facts}
     group_by = tuple(by) if by else default_group_by(facts)
     rubric_hashes, library, tasks = _pack_metadata(store)
-    summary = store.grade_summary({r.id: r.pack_id for r in facts})
+    summary = store.grade_summary({r.id: r.pack_id for r in every})
     identities = store.judge_identities()
     current, excluded = _current_combos(summary.combos, identities, rubric_hashes, library, panel)
+    excluded.infra_runs = _infra_reasons(store, infra)
 
     # group labels exactly as the report writes them (one Run per distinct signature)
     reps: dict[tuple[object, ...], str] = {}

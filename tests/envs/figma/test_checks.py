@@ -15,7 +15,10 @@ from pathlib import Path
 import pytest
 
 from lhbench.envs.figma import BuildResult, CheckReport, check_app, read_ground_truth
+from lhbench.envs.figma.metrics import FrameScores
+from lhbench.packs import load_pack
 from lhbench.sandbox import Sandbox
+from lhbench.schema import Rubric
 from tests.envs.figma.helpers import KEY, PACK, STORE, registry_reachable, static_copy, vite_copy
 
 HOME = {"name": "Home", "node_id": "10:1", "gt_image": "10-1.png", "target_route": "/"}
@@ -335,3 +338,135 @@ def test_vite_reference_scores_high_and_nested_routers_are_blank(
     # React Router's invariant (its message is stripped from production builds)
     assert any(e.startswith("pageerror") for e in frame.errors), frame.errors[:3]
     assert not frame.route_ok and not report.passed()
+
+
+# -- what a measure that could not be taken counts as (issue 25 item 3) ---------------------
+
+_LOREM = [
+    "lorem",
+    "ipsum",
+    "dolor",
+    "sit",
+    "amet",
+    "consectetur",
+    "adipiscing",
+    "elit",
+    "sed",
+    "do",
+    "eiusmod",
+    "tempor",
+]
+
+
+def _lorem(match: re.Match[str]) -> str:
+    """The same number of letters, none of them the design's words."""
+    text = match.group(1)
+    words = iter(_LOREM * 20)
+    out = " ".join(next(words) for _ in text.split())
+    return f">{out}<"
+
+
+def figma_rubric() -> Rubric:
+    rubric = next(r for r in load_pack(PACK).rubrics if r.id == "figma-checks")
+    return rubric
+
+
+def test_a_lorem_ipsum_page_counts_its_missing_texts_as_zero_and_grades_below_the_design(
+    reference: CheckReport, home_gt: Path, sandbox: Sandbox, browser: object, tmp_path: Path
+) -> None:
+    app = static_copy(tmp_path / "app")
+    index = app / "site" / "index.html"
+    html = index.read_text()
+    lorem = re.sub(r">([^<>]*[^<>\s][^<>]*)<", _lorem, html)
+    assert "Traceable beans" not in lorem and "lorem ipsum" in lorem
+    index.write_text(lorem)
+    report = check(app, home_gt, tmp_path, sandbox, browser)
+    [frame] = report.frames
+    s = frame.scores
+    assert not frame.gated  # a styled page full of text: nothing to gate
+    # the page lacks what the design has: 0, not "unscorable"
+    assert s.text_recall == 0.0
+    assert s.text_color == 0.0 and s.typography == 0.0 and s.position_dc == 0.0
+    assert not {"text_recall", "text_color", "typography"} & set(s.skipped)
+    ref_s = reference.frames[0].scores
+    agg, ref_agg = s.aggregate(), ref_s.aggregate()
+    assert agg is not None and ref_agg is not None and agg < ref_agg - 0.4
+    rubric = figma_rubric()
+    lorem_grade, ref_grade = report.grade("lorem", rubric), reference.grade("ref", rubric)
+    by_dim = {d.dimension_id: d for d in lorem_grade.scores}
+    # colour and typography are measured (as failures), not dropped as unscorable
+    assert by_dim["typography_accuracy"].score == 1
+    assert by_dim["color_accuracy"].score is not None
+    assert lorem_grade.tier_score is not None and ref_grade.tier_score is not None
+    assert lorem_grade.tier_score < ref_grade.tier_score - 1.5
+    # built, deployed and rendered, yet not a pass: pass is LH-Bench's quality bar
+    assert report.deployed() and reference.deployed()
+    assert report.verdict() is False and not report.passed()
+    assert reference.verdict() is True
+    assert "fidelity" in report.detail() and "<" in report.detail()
+    doc = report.as_dict()
+    assert doc["passed"] is False and doc["deployed"] is True
+    assert "quality ≥ 4 of 5" in doc["pass_definition"]
+
+
+def test_without_the_figma_file_the_design_measures_are_skipped_and_named_never_zero(
+    static_build: BuildResult,
+    home_gt: Path,
+    sandbox: Sandbox,
+    browser: object,
+    tmp_path: Path,
+) -> None:
+    # home_gt holds the PNG and the manifest only: no Figma file beside it
+    report = check_app(
+        PACK / "reference" / "static",
+        home_gt,
+        work_dir=tmp_path / "work",
+        sandbox=sandbox,
+        browser=browser,
+        built=static_build,
+    )
+    [frame] = report.frames
+    s = frame.scores
+    assert s.text_recall is None and s.position_dc is None and s.typography is None
+    assert "no Figma file" in s.skipped["text_recall"]
+    assert s.band_edge_f1 is not None and s.band_edge_f1 > 0.9  # the image measures run
+    assert s.aggregate() == pytest.approx(s.band_edge_f1)  # renormalised over what was taken
+    summary = report.summary()
+    assert summary["text_recall"] is None and summary["component_coverage"] is None
+    assert "no Figma file" in report.skipped()["text_recall"]
+    detail = report.detail()
+    assert "text_recall" not in detail.split("skipped")[0]  # never "text_recall 0.00"
+    assert "skipped (no ground-truth data)" in detail and "text_recall" in detail
+    doc = report.as_dict()
+    assert doc["frames"][0]["scores"]["text_recall"] is None
+    assert "text_recall" in doc["skipped"]
+    grade = report.grade("no-design", figma_rubric())
+    typo = next(d for d in grade.scores if d.dimension_id == "typography_accuracy")
+    assert typo.score is None and "no Figma file" in (typo.unscorable_reason or "")
+
+
+def test_one_rule_for_every_skipped_measure_in_the_aggregate() -> None:
+    """A skipped measure (None) drops out and the others' weights renormalise, assets and
+    colour alike; a measure the page failed (0) counts as 0."""
+    perfect = {
+        "text_recall": 1.0,
+        "position_dc": 1.0,
+        "typography": 1.0,
+        "band_edge_f1": 1.0,
+    }
+    no_assets = FrameScores(**perfect, text_color=1.0, fill_color=1.0, asset_coverage=None)
+    no_colour = FrameScores(**perfect, text_color=None, fill_color=None, asset_coverage=1.0)
+    assert no_assets.aggregate() == pytest.approx(1.0)
+    assert no_colour.aggregate() == pytest.approx(1.0)  # was 0.85: missing colour counted 0
+    half = {k: 0.5 for k in perfect}
+    assert FrameScores(**half, text_color=0.5, asset_coverage=None).aggregate() == pytest.approx(
+        0.5
+    )  # was 0.55: missing assets counted 1.0
+    failed = FrameScores(**perfect, text_color=0.0, fill_color=0.0, asset_coverage=0.0)
+    assert failed.aggregate() == pytest.approx(0.75)
+    assert FrameScores().aggregate() is None  # nothing taken: no score, not 0
+    gated = FrameScores(band_edge_f1=0.9)
+    gated.skip("no Figma file or node for this frame (image-only mode)", "text_recall")
+    zeroed = gated.zero()
+    assert zeroed.text_recall is None and zeroed.band_edge_f1 == 0.0
+    assert "text_recall" in zeroed.skipped

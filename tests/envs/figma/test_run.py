@@ -71,9 +71,13 @@ def test_native_run_with_the_stub_exercises_tools_preview_and_checks(tmp_path: P
     tool_failures = next(t for t in failures["types"] if t["type"] == "tool_call_failure")
     assert tool_failures["count"] >= len(refused)
     # verified: the output checks ran on the final workspace and left their evidence
-    [label] = store.list_labels(run_ids=[run.id])
+    labels = {lab.source.split(":", 1)[0]: lab for lab in store.list_labels(run_ids=[run.id])}
+    assert set(labels) == {"figma", "figma-deploy"}
+    label, deploy = labels["figma"], labels["figma-deploy"]
     assert label.source.startswith("figma:landing-page") and label.error is None, label
-    assert "routes 2/2" in label.detail
+    assert "routes 2/2" in label.detail and "fidelity" in label.detail
+    # the stub's app runs (built & deployed) but is not LH-Bench's pass: no colours, no layout
+    assert deploy.passed is True and label.passed is False, label.detail
     [grade] = store.list_grades(run_ids=[run.id])
     assert grade.rubric_id == "figma-checks" and grade.judge.model == "lhbench.figma-checks"
     by_dim = {s.dimension_id: s for s in grade.scores}

@@ -22,7 +22,7 @@ from lhbench.envs.content.scenes import (
     measure_scenes,
     rendered_scenes,
 )
-from lhbench.envs.content.slides import check_slides, chromium_path
+from lhbench.envs.content.slides import check_slides, chromium_path, require_slide_renderer
 from lhbench.envs.content.sources import SourceSet, load_sources
 from lhbench.sandbox import Sandbox
 from lhbench.schema import Rubric, Task, TaskPack
@@ -72,7 +72,9 @@ def check_task_workspace(
     """Every check of ``task`` on ``workspace``.
 
     Slides are rendered only with a sandbox and an installed Chromium (otherwise
-    unmeasured); decks that hang or crash the renderer fail. Rendered video scenes are
+    unmeasured); decks that hang or crash the renderer fail. Chromium without playwright
+    raises :class:`~lhbench.errors.MissingDependency` (``lhbench[content]``): a renderer
+    that cannot start is infrastructure, never a failed deck. Rendered video scenes are
     measured with ffprobe/ffmpeg in the sandbox when both are installed (otherwise timed
     from their manifest and narration WAV); a measurement that crashes fails those scenes.
     """
@@ -80,6 +82,8 @@ def check_task_workspace(
     slides = None
     if sandbox is not None and chromium_path() is not None:
         decks = course_files(workspace, SLIDES_DIR, ".html")
+        if decks:
+            require_slide_renderer()  # no renderer here is infrastructure, not failed decks
         try:
             slides = check_slides(workspace, decks, sandbox)
         except RuntimeError as exc:  # a deck that hangs or kills the renderer fails them all

@@ -26,9 +26,18 @@ from typing import Any
 
 from lhbench.envs.content.checks import SlideResult
 from lhbench.envs.content.worker import run_worker
+from lhbench.errors import MissingDependency
 from lhbench.sandbox import Limits, Sandbox, policy_for
 
-__all__ = ["MIN_FONT_PX", "VIEWPORTS", "SlidePlan", "check_slides", "chromium_path"]
+__all__ = [
+    "MIN_FONT_PX",
+    "VIEWPORTS",
+    "SlidePlan",
+    "check_slides",
+    "chromium_path",
+    "require_slide_renderer",
+    "slide_renderer_requirements",
+]
 
 VIEWPORTS = ((1280, 720),)
 MIN_FONT_PX = 14.0
@@ -97,6 +106,41 @@ class SlidePlan:
     viewports: list[tuple[int, int]] = field(default_factory=lambda: list(VIEWPORTS))
     min_font_px: float = MIN_FONT_PX
     settle_ms: int = 300
+
+
+def slide_renderer_requirements() -> list[MissingDependency]:
+    """What rendering slide decks needs and is missing here (empty: it can run)."""
+    import importlib.util
+
+    missing = []
+    if importlib.util.find_spec("playwright") is None:
+        missing.append(
+            MissingDependency(
+                "playwright",
+                needed_for="the content slide checks (browser automation)",
+                install="pip install 'lhbench[content]'",
+            )
+        )
+    if chromium_path() is None:
+        missing.append(
+            MissingDependency(
+                "Chromium",
+                needed_for="the content slide checks",
+                install="apt-get install chromium-headless-shell",
+            )
+        )
+    return missing
+
+
+def require_slide_renderer() -> None:
+    """Raise the first missing slide-renderer dependency.
+
+    Raises:
+        MissingDependency: playwright or Chromium is not installed.
+    """
+    missing = slide_renderer_requirements()
+    if missing:
+        raise missing[0]
 
 
 def _collector(errors: list[str]) -> Callable[[Any], None]:

@@ -10,6 +10,7 @@
 """
 
 from lhbench.envs.figma.build import DEFAULT_REGISTRY, BuildResult, build_app, in_sandbox
+from lhbench.envs.figma.capture import capture_requirements, require_capture
 from lhbench.envs.figma.checks import (
     CHECKS_VERSION,
     CheckReport,
@@ -45,6 +46,7 @@ __all__ = [
     "RateLimit",
     "RateLimiter",
     "build_app",
+    "capture_requirements",
     "check_app",
     "checks_identity",
     "export_scale",
@@ -54,5 +56,6 @@ __all__ = [
     "level",
     "parse_rate_limit",
     "read_ground_truth",
+    "require_capture",
     "store_path",
 ]

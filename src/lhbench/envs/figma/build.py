@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
+from lhbench.errors import InfrastructureError, MissingDependency
 from lhbench.sandbox import Endpoint, Limits, Sandbox, policy_for, run_sandboxed_sync
 
 __all__ = [
@@ -41,6 +42,18 @@ __all__ = [
 DEFAULT_REGISTRY = "https://registry.npmjs.org/"
 _SKIP = {"node_modules", ".git", "dist", "build", "out", ".lhbench", ".cache", ".preview"}
 _TAIL = 4000
+# npm's words for a registry it could not reach (not for a package that does not exist)
+_UNREACHABLE = (
+    "ENOTFOUND",
+    "EAI_AGAIN",
+    "ECONNREFUSED",
+    "ECONNRESET",
+    "ETIMEDOUT",
+    "ENETUNREACH",
+    "EHOSTUNREACH",
+    "network request to",
+    "socket hang up",
+)
 
 
 def in_sandbox() -> bool:
@@ -237,6 +250,13 @@ def build_app(
             " ".join(argv), fin.returncode, time.perf_counter() - t0, fin.timed_out, text
         )
 
+    wants_build = isinstance(scripts, dict) and isinstance(scripts.get("build"), str)
+    if (deps or wants_build) and shutil.which("npm") is None:
+        raise MissingDependency(
+            "npm (Node.js)",
+            needed_for="building a Figma-to-code app",
+            install="apt-get install nodejs npm (or see nodejs.org)",
+        )
     if deps:
         # npm ci needs a lockfile in sync; without one, npm install writes it
         lock = (app / "package-lock.json").is_file()
@@ -245,6 +265,15 @@ def build_app(
             argv.append("--offline")
         s = step(argv, install_timeout)
         result.steps.append(s)
+        if registry is not None and s.exit_code not in (0, None):
+            unreachable = [m for m in _UNREACHABLE if m in s.tail]
+            if unreachable:
+                # the registry, not the app: no build result, an infrastructure error
+                raise InfrastructureError(
+                    f"the npm registry {registry} could not be reached ({unreachable[0]}) "
+                    f"while `{s.command}` ran; check the network or use --offline with a "
+                    "filled npm cache"
+                )
         if s.timed_out or s.exit_code != 0:
             result.reason = (
                 f"`{s.command}` timed out after {install_timeout:g}s"

@@ -37,6 +37,7 @@ from lhbench.envs.figma.page_js import (
     STYLE_OF,
 )
 from lhbench.envs.figma.serve import AppServer
+from lhbench.errors import InfrastructureError, MissingDependency
 from lhbench.sandbox import Limits, Sandbox, policy_for, run_sandboxed_sync
 
 __all__ = [
@@ -68,6 +69,41 @@ NO_MOTION = (
     "*,*::before,*::after{transition:none!important;animation:none!important;"
     "caret-color:transparent!important}"
 )
+
+
+def capture_requirements() -> list[MissingDependency]:
+    """What the sandboxed capture needs and is missing here (empty: it can run)."""
+    import importlib.util
+
+    missing = []
+    if importlib.util.find_spec("playwright") is None:
+        missing.append(
+            MissingDependency(
+                "playwright",
+                needed_for="the Figma capture (browser automation)",
+                install="pip install 'lhbench[figma]'",
+            )
+        )
+    if chromium_path() is None:
+        missing.append(
+            MissingDependency(
+                "Chromium",
+                needed_for="the Figma capture",
+                install="apt-get install chromium-headless-shell",
+            )
+        )
+    return missing
+
+
+def require_capture() -> None:
+    """Raise the first missing capture dependency.
+
+    Raises:
+        MissingDependency: playwright or Chromium is not installed.
+    """
+    missing = capture_requirements()
+    if missing:
+        raise missing[0]
 
 
 def chromium_path() -> str | None:
@@ -407,6 +443,7 @@ def capture_sandboxed(
 
     Raises:
         RuntimeError: the capture process crashed or timed out (with its output's tail).
+        InfrastructureError: it could not start here (playwright or Chromium missing).
     """
     out = Path(plan.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -435,7 +472,13 @@ def capture_sandboxed(
     if fin.timed_out:
         raise RuntimeError(f"the capture timed out after {timeout:g}s")
     if fin.returncode != 0 or not result_file.is_file():
-        tail = (fin.text("stderr") or fin.text()).strip().splitlines()[-5:]
+        err = fin.text("stderr") or fin.text()
+        # the capture is lhbench's Python, never the app's: a module it cannot import or a
+        # browser it cannot find is this machine's failure, not the app's
+        if any(m in err for m in ("No module named", "ModuleNotFoundError", "no Chromium found")):
+            require_capture()  # missing here too: say what to install
+            raise InfrastructureError(f"the capture could not start: {err.strip()[-300:]}")
+        tail = err.strip().splitlines()[-5:]
         raise RuntimeError(f"the capture exited {fin.returncode}: {' | '.join(tail)[-800:]}")
     doc = json.loads(result_file.read_text(encoding="utf-8"))
     if not isinstance(doc, dict):

@@ -16,8 +16,11 @@ sandbox too, unless the caller passes a browser for an app it trusts), and measu
   :mod:`lhbench.envs.figma.imaging`, responsive checks at 375/768/1440, hover probes of
   components with a Hover variant, and design-token coverage of the app's theme files.
 
-The report becomes a verification label (:meth:`CheckReport.passed`) and a programmatic
-grade on the ``figma-checks`` rubric (:meth:`CheckReport.grade`).
+The report becomes two labels: the quality pass (:meth:`CheckReport.verdict`, fidelity at
+least the calibrated threshold: LH-Bench's "quality ≥ 4 of 5"; see
+:mod:`lhbench.envs.figma.fidelity`) and ``figma-deploy`` (:meth:`CheckReport.deployed`:
+built, deployed, routes render, nothing leaks), plus a programmatic grade on the
+``figma-checks`` rubric (:meth:`CheckReport.grade`).
 """
 
 from __future__ import annotations
@@ -40,6 +43,12 @@ from PIL import Image
 from lhbench.envs.figma.build import DEFAULT_REGISTRY, BuildResult, build_app
 from lhbench.envs.figma.capture import CapturePlan, FramePlan, capture_app, capture_sandboxed
 from lhbench.envs.figma.design import FrameDesign, Node, find_node, frame_design
+from lhbench.envs.figma.fidelity import (
+    DEPLOY_DEFINITION,
+    PASS_DEFINITION,
+    Fidelity,
+    frame_fidelity,
+)
 from lhbench.envs.figma.imaging import (
     band_metrics,
     edges,
@@ -51,7 +60,12 @@ from lhbench.envs.figma.imaging import (
     to_array,
 )
 from lhbench.envs.figma.manifest import GroundTruth, GtFrame, read_ground_truth
-from lhbench.envs.figma.metrics import FrameScores, score_frame
+from lhbench.envs.figma.metrics import (
+    DESIGN_MEASURES,
+    IMAGE_MEASURES,
+    FrameScores,
+    score_frame,
+)
 from lhbench.envs.figma.tokens import TokenReport, app_theme, design_tokens, token_coverage
 from lhbench.envs.levels import programmatic_identity, share_level
 from lhbench.sandbox import Sandbox
@@ -74,7 +88,7 @@ __all__ = [
     "level",
 ]
 
-CHECKS_VERSION = "figma-checks/1"
+CHECKS_VERSION = "figma-checks/2"  # 2: pass is the fidelity threshold; skipped ≠ 0
 ANALYSIS_WIDTH = 480
 _TEXT_SUFFIXES = {
     ".html",
@@ -164,12 +178,12 @@ class FrameCheck:
             "gt_image": self.gt_image,
             "note": self.note,
             "scores": {
-                "text_recall": round(sc.text_recall, 4),
-                "text_precision": round(sc.text_precision, 4),
-                "text_sim": round(sc.text_sim, 4),
-                "block_match": round(sc.block_match, 4),
-                "position": round(sc.position, 4),
-                "position_dc": round(sc.position_dc, 4),
+                "text_recall": _r(sc.text_recall),
+                "text_precision": _r(sc.text_precision),
+                "text_sim": _r(sc.text_sim),
+                "block_match": _r(sc.block_match),
+                "position": _r(sc.position),
+                "position_dc": _r(sc.position_dc),
                 "order_tau": _r(sc.order_tau),
                 "text_color": _r(sc.text_color),
                 "text_color_d2c": _r(sc.text_color_d2c),
@@ -179,13 +193,14 @@ class FrameCheck:
                 "asset_coverage": _r(sc.asset_coverage),
                 "broken_images": round(sc.broken_images, 4),
                 "components": f"{sc.component_matched}/{sc.component_total}",
-                "component_coverage": round(sc.component_coverage, 4),
-                "band_edge_f1": round(sc.band_edge_f1, 4),
-                "band_ssim": round(sc.band_ssim, 4),
-                "height_ratio": round(sc.height_ratio, 4),
-                "palette": round(sc.palette, 4),
+                "component_coverage": _r(sc.component_coverage),
+                "band_edge_f1": _r(sc.band_edge_f1),
+                "band_ssim": _r(sc.band_ssim),
+                "height_ratio": _r(sc.height_ratio),
+                "palette": _r(sc.palette),
                 "interaction": _r(sc.interaction),
-                "aggregate": round(sc.aggregate(), 4),
+                "aggregate": _r(sc.aggregate()),
+                "skipped": dict(sc.skipped),
             },
             "findings": {
                 "missing_texts": sc.missing_texts[:15],
@@ -228,8 +243,25 @@ class CheckReport:
         """Strict index and assets load, and at least one route renders."""
         return bool(self.deploy.get("ok"))
 
+    def skipped(self) -> dict[str, str]:
+        """Measures skipped on some frame for lack of ground-truth data, and why.
+
+        ``{measure: "reason (k of n frames)"}``; a skipped measure is left out of every
+        mean (never shown as 0).
+        """
+        reasons: dict[str, dict[str, int]] = {}
+        for f in self.frames:
+            for m, why in f.scores.skipped.items():
+                reasons.setdefault(m, {}).setdefault(why, 0)
+                reasons[m][why] += 1
+        n = len(self.frames)
+        return {
+            m: "; ".join(f"{why} ({k} of {n} frames)" for why, k in whys.items())
+            for m, whys in reasons.items()
+        }
+
     def summary(self) -> dict[str, float | None]:
-        """Means over frames (gated frames count as 0)."""
+        """Means over frames (gated frames count as 0; skipped measures are left out)."""
         fs = [f.scores for f in self.frames]
         matched = sum(s.component_matched for s in fs)
         total = sum(s.component_total for s in fs)
@@ -252,8 +284,11 @@ class CheckReport:
             "aggregate": _mean([s.aggregate() for s in fs]),
         }
 
-    def passed(self) -> bool:
-        """The label: built, deployed, every frame's route renders, nothing leaks."""
+    def deployed(self) -> bool:
+        """The ``figma-deploy`` label: built, deployed, every route renders, nothing leaks.
+
+        Says the app runs; it is not the quality pass (:meth:`passed`).
+        """
         return (
             self.build.ok
             and self.deploy_ok
@@ -261,18 +296,45 @@ class CheckReport:
             and all(f.route_ok and not f.leak for f in self.frames)
         )
 
+    def fidelity(self) -> Fidelity:
+        """Mean frame aggregate over frames with ground-truth data (see :mod:`.fidelity`)."""
+        return frame_fidelity(self.frames)
+
+    def verdict(self, threshold: float | None = None) -> bool | None:
+        """LH-Bench's pass (quality ≥ 4 of 5) as lhbench measures it; None: not measurable.
+
+        Fails when the build failed or a frame leaks the ground truth; otherwise passes
+        when the fidelity is at least ``threshold`` (default: the mode's, see
+        :class:`~lhbench.envs.figma.fidelity.Fidelity`). None when the ground truth gives no
+        measure for any frame (no Figma file and no ground-truth image).
+        """
+        if not self.build.ok or any(f.leak for f in self.frames):
+            return False
+        fid = self.fidelity()
+        if fid.score is None:
+            return None
+        return fid.score >= (fid.threshold if threshold is None else threshold)
+
+    def passed(self) -> bool:
+        """The quality label: :meth:`verdict` is a pass (undecided counts as not passed)."""
+        return self.verdict() is True
+
     def detail(self) -> str:
         """One line for a label."""
         s = self.summary()
         if not self.build.ok:
             return f"build failed: {self.build.reason}"
         parts = [
+            self.fidelity().describe(),
             f"routes {int(s['routes_ok'] or 0)}/{len(self.frames)}",
             f"deploy {'ok' if self.deploy_ok else 'FAILED'}",
         ]
         for key in ("text_recall", "position_dc", "fill_color", "band_edge_f1", "aggregate"):
             if s[key] is not None:
                 parts.append(f"{key} {s[key]:.2f}")
+        skipped = sorted(k for k in self.skipped() if k in s and s[k] is None)
+        if skipped:
+            parts.append("skipped (no ground-truth data): " + ", ".join(skipped))
         flagged = [f"{f.name}: {'blank' if f.blank else 'leak'}" for f in self.frames if f.gated]
         if flagged:
             parts.append("flagged " + "; ".join(flagged))
@@ -297,7 +359,7 @@ class CheckReport:
             "layout_accuracy": (
                 layout,
                 f"position_dc {_fmt(s['position_dc'])}, band edge F1 {_fmt(s['band_edge_f1'])}, "
-                f"height ratios {[round(f.height_ratio, 2) for f in fs]}",
+                f"height ratios {[_r(f.height_ratio) for f in fs]}",
             ),
             "color_accuracy": (
                 colour,
@@ -350,10 +412,14 @@ class CheckReport:
         """The programmatic grade on ``rubric``'s output tier (``figma-checks``)."""
         tier = rubric.tier(TierKind.OUTPUT)
         values = self.dimension_values()
+        skipped = self.skipped()
         ident = checks_identity()
         scores = []
         for d in tier.dimensions:
             value, evidence = values.get(d.id, (None, "not measured by the checks"))
+            why = [f"{m}: {skipped[m]}" for m in _DIMENSION_MEASURES.get(d.id, ()) if m in skipped]
+            if value is None and why:
+                evidence = "skipped for lack of ground-truth data: " + "; ".join(why)
             if not self.build.ok:
                 value, evidence = 0.0, f"the build failed: {self.build.reason}"
             lvl = level(value)
@@ -394,12 +460,18 @@ class CheckReport:
             "app_dir": self.app_dir,
             "gt_dir": self.gt_dir,
             "figma_file_key": self.file_key,
-            "passed": self.passed(),
+            "passed": self.verdict(),
+            "pass_definition": PASS_DEFINITION,
+            "fidelity": _r(self.fidelity().score),
+            "pass_threshold": self.fidelity().threshold,
+            "deployed": self.deployed(),
+            "deploy_definition": DEPLOY_DEFINITION,
             "detail": self.detail(),
             "build": self.build.as_dict(),
             "deploy": self.deploy,
             "frames": [f.as_dict() for f in self.frames],
             "summary": {k: _r(v) for k, v in self.summary().items()},
+            "skipped": self.skipped(),
             "responsive": self.responsive,
             "responsive_score": _r(self.responsive_score),
             "tokens": self.tokens.as_dict() if self.tokens else None,
@@ -408,6 +480,17 @@ class CheckReport:
             "capture_error": self.capture_error,
             "seconds": {k: round(v, 3) for k, v in self.seconds.items()},
         }
+
+
+_DIMENSION_MEASURES = {
+    "component_coverage": ("text_recall", "asset_coverage"),
+    "layout_accuracy": ("position_dc", "band_edge_f1"),
+    "color_accuracy": ("text_color", "fill_color", "palette"),
+    "typography_accuracy": ("typography",),
+    "asset_display": ("asset_coverage",),
+    "visual_fidelity": ("band_edge_f1",),
+    "interaction_fidelity": ("interaction",),
+}
 
 
 def _fmt(v: float | None) -> str:
@@ -537,7 +620,12 @@ def check_app(
 
     Raises:
         ManifestError: the ground truth has no usable manifest.
+        MissingDependency: playwright, Chromium or npm is not installed (before anything
+            runs), so the check is no score.
+        InfrastructureError: the npm registry could not be reached, or the capture could
+            not start.
     """
+    from lhbench.envs.figma.capture import require_capture
     from lhbench.sandbox import get_sandbox
 
     t_all = time.perf_counter()
@@ -545,6 +633,9 @@ def check_app(
     doc, warn = find_design(gt, design)
     work = Path(work_dir or tempfile.mkdtemp(prefix="lhbench-figma-")).absolute()
     work.mkdir(parents=True, exist_ok=True)
+    if browser is None:
+        # a capture that cannot run here is infrastructure, never a failed deploy or a 0
+        require_capture()
     if sandbox is None and (browser is None or built is None):
         sandbox = get_sandbox()
     report = CheckReport(
@@ -598,7 +689,7 @@ def check_app(
     if not report.build.ok or report.build.output_dir is None:
         for fc in report.frames:
             fc.note = "not captured: the build failed"
-            fc.scores = _design_totals(designs[fc.slug]).zero()
+            fc.scores = _design_totals(designs[fc.slug], slugs[fc.slug]).zero()
         report.deploy = {"ok": False, "reason": "the build failed"}
         report.seconds["total"] = time.perf_counter() - t_all
         return report
@@ -615,7 +706,7 @@ def check_app(
         report.capture_error = str(exc)
         report.deploy = {"ok": False, "reason": f"the capture failed: {exc}"}
         for fc in report.frames:
-            fc.scores = _design_totals(designs[fc.slug]).zero()
+            fc.scores = _design_totals(designs[fc.slug], slugs[fc.slug]).zero()
         report.seconds["capture"] = time.perf_counter() - t0
         report.seconds["total"] = time.perf_counter() - t_all
         return report
@@ -708,8 +799,16 @@ def _reference(
     return css, small, ref_edges, palette(small)
 
 
-def _design_totals(fd: FrameDesign | None) -> FrameScores:
+_NO_DESIGN = "no Figma file or node for this frame (image-only mode)"
+_NO_IMAGE = "no ground-truth image for this frame"
+
+
+def _design_totals(fd: FrameDesign | None, gtf: GtFrame | None = None) -> FrameScores:
     s = FrameScores()
+    if fd is None:
+        s.skip(_NO_DESIGN, *DESIGN_MEASURES)
+    if gtf is not None and gtf.image is None:
+        s.skip(_NO_IMAGE, *IMAGE_MEASURES)
     if fd is not None:
         s.component_total = len(fd.texts) + len(fd.images) + len(fd.icons) + len(fd.instances)
         s.missing_texts = [t.text[:80] for t in fd.texts][:30]
@@ -794,6 +893,10 @@ def _score(
                 )
                 break
     scores = score_frame(fd, cap, ref_css=ref_css, cand_css=cand_css) if fd else FrameScores()
+    if fd is None:
+        scores.skip(_NO_DESIGN, *DESIGN_MEASURES)
+    if ref_small is None:
+        scores.skip(_NO_IMAGE, *IMAGE_MEASURES)
     if ref_small is not None and cand_img is not None:
         ra, ca = ref_small, to_array(cand_img, ANALYSIS_WIDTH)
         band = band_metrics(ra, ca, fc.width, ref_edges=ref_edges)
@@ -811,8 +914,9 @@ def _score(
             )
     fc.leak = bool(fc.leak_reasons)
     if fc.gated:
-        base = _design_totals(fd)
+        base = _design_totals(fd, gtf)
         base.component_total = scores.component_total or base.component_total
+        base.skipped = {**scores.skipped, **base.skipped}
         fc.scores = base.zero()
     else:
         fc.scores = scores

@@ -28,6 +28,9 @@ from lhbench.envs.figma.design import DesignBlock, FrameDesign
 from lhbench.envs.figma.imaging import Arr, delta_e2000, rgb_to_lab, thumb_distance
 
 __all__ = [
+    "AGGREGATE_WEIGHTS",
+    "DESIGN_MEASURES",
+    "IMAGE_MEASURES",
     "DomText",
     "FrameScores",
     "css_color",
@@ -231,16 +234,54 @@ def _iou(a: Box, b: Box) -> float:
     return inter / (a[2] * a[3] + b[2] * b[3] - inter)
 
 
+#: Measures that need the Figma file's nodes (skipped, never 0, when the file is absent).
+DESIGN_MEASURES = (
+    "text_recall",
+    "text_precision",
+    "text_sim",
+    "block_match",
+    "position",
+    "position_dc",
+    "text_color",
+    "text_color_d2c",
+    "fill_color",
+    "typography",
+    "asset_coverage",
+    "interaction",
+)
+#: Measures that need the ground-truth image (skipped, never 0, when it is absent).
+IMAGE_MEASURES = ("band_edge_f1", "band_ssim", "height_ratio", "palette")
+#: The per-frame fidelity aggregate: measure (colour is the mean of text and fill colour)
+#: and weight. A measure that is skipped drops out and the others' weights are
+#: renormalised: the one rule for every skipped measure (assets and colour alike).
+AGGREGATE_WEIGHTS = (
+    ("text_recall", 0.25),
+    ("position_dc", 0.15),
+    ("colour", 0.15),
+    ("typography", 0.15),
+    ("asset_coverage", 0.10),
+    ("band_edge_f1", 0.20),
+)
+
+
 @dataclass
 class FrameScores:
-    """Every measure of one frame, with the evidence a judge or a person can read."""
+    """Every measure of one frame, with the evidence a judge or a person can read.
 
-    text_recall: float = 0.0
-    text_precision: float = 0.0
-    text_sim: float = 0.0
-    block_match: float = 0.0
-    position: float = 0.0
-    position_dc: float = 0.0
+    Two kinds of missing are kept apart. A measure that could not be taken because the
+    *page* lacks what the design has (no text of the design on the page, so no colour or
+    type to compare) is **0**. A measure skipped because the *ground truth* lacks the data
+    (no Figma file or node, no ground-truth image, a design with no text, fill, asset or
+    hover variant) is **None**, excluded from every mean, and named in :attr:`skipped`
+    with the reason.
+    """
+
+    text_recall: float | None = None
+    text_precision: float | None = None
+    text_sim: float | None = None
+    block_match: float | None = None
+    position: float | None = None
+    position_dc: float | None = None
     order_tau: float | None = None
     text_color: float | None = None
     text_color_d2c: float | None = None
@@ -251,44 +292,76 @@ class FrameScores:
     broken_images: float = 0.0
     component_matched: int = 0
     component_total: int = 0
-    band_edge_f1: float = 0.0
-    band_ssim: float = 0.0
-    height_ratio: float = 0.0
-    palette: float = 0.0
+    band_edge_f1: float | None = None
+    band_ssim: float | None = None
+    height_ratio: float | None = None
+    palette: float | None = None
     interaction: float | None = None
     missing_texts: list[str] = field(default_factory=list)
     color_outliers: list[str] = field(default_factory=list)
     fill_outliers: list[str] = field(default_factory=list)
     missing_assets: list[str] = field(default_factory=list)
+    skipped: dict[str, str] = field(default_factory=dict)
+
+    def skip(self, reason: str, *measures: str) -> None:
+        """Mark ``measures`` as skipped for lack of ground-truth data: None, named."""
+        for m in measures:
+            setattr(self, m, None)
+            self.skipped.setdefault(m, reason)
 
     @property
-    def component_coverage(self) -> float:
-        """Matched over total design elements (texts, assets, component instances)."""
-        return self.component_matched / self.component_total if self.component_total else 0.0
+    def component_coverage(self) -> float | None:
+        """Matched over total design elements (texts, assets, component instances).
 
-    def aggregate(self) -> float:
-        """The suggested deterministic per-frame score (a proposal; see the reference notes)."""
+        None when the design gives no element to look for (no Figma file, or an empty frame).
+        """
+        return self.component_matched / self.component_total if self.component_total else None
+
+    def colour(self) -> float | None:
+        """Mean of text and fill colour over those measured (None when neither is)."""
         colours = [v for v in (self.text_color, self.fill_color) if v is not None]
-        return (
-            0.25 * self.text_recall
-            + 0.15 * self.position_dc
-            + 0.15 * (sum(colours) / len(colours) if colours else 0.0)
-            + 0.15 * (self.typography or 0.0)
-            + 0.10 * (self.asset_coverage if self.asset_coverage is not None else 1.0)
-            + 0.20 * self.band_edge_f1
-        )
+        return sum(colours) / len(colours) if colours else None
+
+    def aggregate_parts(self) -> tuple[dict[str, float], list[str]]:
+        """The aggregate's measures with their value, and the ones skipped (None)."""
+        used: dict[str, float] = {}
+        skipped: list[str] = []
+        for name, _w in AGGREGATE_WEIGHTS:
+            v = self.colour() if name == "colour" else getattr(self, name)
+            if v is None:
+                skipped.append(name)
+            else:
+                used[name] = float(v)
+        return used, skipped
+
+    def aggregate(self) -> float | None:
+        """The deterministic per-frame fidelity, 0..1 (None when no measure could be taken).
+
+        ``0.25·text recall + 0.15·drift-corrected position + 0.15·colour + 0.15·typography
+        + 0.10·asset coverage + 0.20·band edge F1`` (the reference notes' proposal), over
+        the measures taken: a skipped measure (None) is left out and the remaining weights
+        renormalised; a measure the page failed (0) counts as 0.
+        """
+        used, _skipped = self.aggregate_parts()
+        weights = dict(AGGREGATE_WEIGHTS)
+        total = sum(weights[k] for k in used)
+        if not total:
+            return None
+        return sum(weights[k] * v for k, v in used.items()) / total
 
     def zero(self) -> FrameScores:
-        """The scores of a gated frame (blank or leaking): every visual measure 0."""
-        return FrameScores(
+        """The scores of a gated frame (blank, leaking, not built): every measure taken is 0.
+
+        Measures skipped for lack of ground-truth data stay skipped (None, named).
+        """
+        out = FrameScores(
             component_total=self.component_total,
             missing_texts=self.missing_texts,
-            text_color=0.0,
-            fill_color=0.0,
-            typography=0.0,
-            asset_coverage=0.0,
-            interaction=0.0 if self.interaction is not None else None,
+            skipped=dict(self.skipped),
         )
+        for m in (*DESIGN_MEASURES, *IMAGE_MEASURES):
+            setattr(out, m, None if m in self.skipped else 0.0)
+        return out
 
 
 def _section_offsets(
@@ -360,11 +433,23 @@ def score_frame(
     pairs = match_texts(ref, cand, width, height)
     matched_ref = {i for i, _j, _s in pairs}
     s.missing_texts = [ref[i].text[:80] for i in range(len(ref)) if i not in matched_ref][:30]
-    if ref:
-        s.text_recall = len(pairs) / len(ref)
-    if cand:
-        s.text_precision = len(pairs) / len(cand)
     offsets, overall = _section_offsets(pairs, ref, cand)
+    if not ref:
+        s.skip("the design frame has no text", *_TEXT_MEASURES)
+    else:
+        # the design has texts: what the page does not match of them counts as 0
+        s.text_recall = len(pairs) / len(ref)
+        s.text_precision = len(pairs) / len(cand) if cand else 0.0
+        for m in ("text_sim", "block_match", "position", "position_dc"):
+            setattr(s, m, 0.0)
+        if any(r.rgba is not None for r in ref):
+            s.text_color = s.text_color_d2c = 0.0
+        else:
+            s.skip("the design's texts have no solid fill", "text_color", "text_color_d2c")
+        if any(r.style for r in ref):
+            s.typography = 0.0
+        else:
+            s.skip("the design's texts carry no type style", "typography")
     if pairs:
         s.text_sim = float(np.mean([p[2] for p in pairs]))
         d_plain, d_dc = [], []
@@ -399,7 +484,22 @@ def score_frame(
     hover = frame.get("hover") or []
     if hover:
         s.interaction = sum(1 for h in hover if h.get("changed")) / len(hover)
+    else:
+        s.skip("no component of the design has a Hover variant to probe", "interaction")
     return s
+
+
+_TEXT_MEASURES = (
+    "text_recall",
+    "text_precision",
+    "text_sim",
+    "block_match",
+    "position",
+    "position_dc",
+    "text_color",
+    "text_color_d2c",
+    "typography",
+)
 
 
 def _colours(
@@ -424,6 +524,9 @@ def _colours(
     if scores:
         s.text_color = float(np.mean(scores))
         s.text_color_d2c = float(np.mean(d2c))
+    elif s.text_color == 0.0:
+        # matched texts, none with a colour on both sides: the design's matched texts lack one
+        s.skip("no matched text has a colour in the design", "text_color", "text_color_d2c")
 
 
 def _typography(
@@ -461,7 +564,10 @@ def _typography(
         if v
     }
     s.typography_parts = parts
-    s.typography = float(np.mean(list(parts.values()))) if parts else None
+    if parts:
+        s.typography = float(np.mean(list(parts.values())))
+    else:
+        s.skip("no matched text has a type style in the design", "typography")
 
 
 def _shift(
@@ -505,6 +611,8 @@ def _fills(
             s.fill_outliers.append(f"{f.name}: ΔE00 {de:.1f}")
     if total:
         s.fill_color = acc / total
+    else:
+        s.skip("the design frame has no solid fill large enough to compare", "fill_color")
 
 
 def _assets(
@@ -531,7 +639,7 @@ def _assets(
     assets: list[tuple[DesignBlock, bool]] = [(a, False) for a in design.images]
     assets += [(a, True) for a in design.icons]
     if not assets:
-        s.asset_coverage = None
+        s.skip("the design frame has no image or icon", "asset_coverage")
         return
     matched = 0
     for a, is_icon in assets:
