@@ -5,7 +5,7 @@
 SHELL := /bin/bash
 UV := $(shell command -v uv 2>/dev/null || echo "python3 -m uv")
 
-.PHONY: demo test setup lint typecheck bench clean
+.PHONY: demo test test-unprivileged setup lint typecheck bench clean
 
 setup: .venv/.synced
 
@@ -22,9 +22,17 @@ test: setup
 	@scripts/system-deps
 	$(UV) run pytest
 
+# tests/security again as an unprivileged user (created when run as root): the sandbox
+# must hold whether lhbench runs as root or not (scripts/test-unprivileged)
+test-unprivileged: setup
+	@scripts/system-deps
+	UV="$(UV)" scripts/test-unprivileged
+
 lint: setup
 	$(UV) run ruff check .
 	$(UV) run ruff format --check .
+	$(UV) run vulture
+	$(UV) run lint-imports
 
 typecheck: setup
 	$(UV) run mypy src

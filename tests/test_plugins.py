@@ -10,8 +10,7 @@ import pytest
 
 from lhbench.errors import TranscriptError
 from lhbench.ingest.base import ImportContext, TranscriptInfo
-from lhbench.ingest.formats import FORMATS, read_transcripts
-from lhbench.ingest.plugin import format_of_reader
+from lhbench.ingest.formats import FORMATS, format_of_reader, read_transcripts
 from lhbench.plugins import Registry, adapter
 from lhbench.schema import Role, Step, StepKind
 

@@ -6,7 +6,7 @@ checks and pairwise human preference, and turns the grades into numbers users ca
 
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+from lhbench._version import __version__
 
 __all__ = [
     "Report",

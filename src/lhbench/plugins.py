@@ -52,7 +52,6 @@ __all__ = [
     "StateCheck",
     "TranscriptReader",
     "check_registry",
-    "plugin_infos",
 ]
 
 GROUPS = {
@@ -268,25 +267,6 @@ CHECKS: Registry[StateCheck] = Registry(
 def check_registry() -> Registry[StateCheck]:
     """The state checks: built-in and from plugins."""
     return CHECKS
-
-
-def registries() -> dict[str, Registry[Any]]:
-    """Every registry by group short name (importing the modules that own them)."""
-    from lhbench.harness.cli_agents import CLI_AGENTS
-    from lhbench.ingest.formats import FORMATS
-    from lhbench.jobs.environments import ENVIRONMENTS
-
-    return {
-        "formats": FORMATS,
-        "harnesses": CLI_AGENTS,
-        "checks": CHECKS,
-        "environments": ENVIRONMENTS,
-    }
-
-
-def plugin_infos() -> list[PluginInfo]:
-    """What every group holds, built-ins first, and what could not be loaded."""
-    return [i for reg in registries().values() for i in reg.infos()]
 
 
 def _run_check(argv: list[str] | None = None) -> int:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 import re
 import shutil
 from pathlib import Path
@@ -110,11 +111,27 @@ def test_aj_run_search_pack_with_agent_and_llm_judges(one_task_pack: Path, tmp_p
     hand_agent = 2 * tp / (2 * tp + fp)
     hand_llm = 2 * tp / (2 * tp + neg)  # everything PASS
     scored = json.loads(cli("aj", "score", "--json", "--db", url, cwd=tmp_path).stdout)
-    table = scored["tables"][0]
-    overall = table["columns"].index("overall")
-    rows = {r[1]: r for r in table["rows"]}
-    assert rows["✓"][overall] == pytest.approx(100 * hand_agent)
-    assert rows["✗"][overall] == pytest.approx(100 * hand_llm)
+    # AJ-Bench's figure is per answer: an answer passes when every item passes
+    answers = sorted({r.rsplit("--", 1)[0] for r in ids})
+
+    def per_answer(said: dict[str, bool]) -> list[bool]:
+        return [all(said[r] for r in ids if r.startswith(f"{a}--")) for a in answers]
+
+    truth = per_answer(labels)
+    for mark, judge in (("✓", agent), ("✗", llm)):
+        hand = binary_metrics(truth, per_answer({r: judge[r].verdict == "PASS" for r in ids}))
+        table = scored["tables"][0]
+        row = {r[1]: r for r in table["rows"]}[mark]
+        got_f1 = row[table["columns"].index("overall")]
+        assert (got_f1 is None) if math.isnan(hand.f1) else got_f1 == pytest.approx(100 * hand.f1)
+        assert row[table["columns"].index("n")] == len(answers)
+    # the item-level F1 is kept, labelled as such
+    items = next(t for t in scored["tables"] if t["slug"] == "aj_search_items")
+    assert "item level" in items["title"]
+    rows = {r[1]: r for r in items["rows"]}
+    sub = items["columns"][3]
+    assert rows["✓"][items["columns"].index(sub)] == pytest.approx(100 * hand_agent)
+    assert rows["✗"][items["columns"].index(sub)] == pytest.approx(100 * hand_llm)
     got = binary_metrics([labels[r] for r in ids], [agent[r].verdict for r in ids])
     assert got.f1 == pytest.approx(hand_agent)
     # per answer: the share of its items judged PASS

@@ -15,7 +15,7 @@ def test_doctor_names_the_backend_and_proves_it_with_probes() -> None:
     assert doc["sandbox"] == "bubblewrap" and doc["backends"]["bubblewrap"] is None
     assert any("network" in line for line in doc["describe"])
     checks = {p["check"]: p["ok"] for p in doc["self_test"]}
-    assert len(checks) == 6 and all(checks.values()), checks
+    assert len(checks) == 11 and all(checks.values()), checks
 
 
 def test_without_a_sandbox_runs_refuse_unless_told_and_then_say_so(tmp_path: Path) -> None:

@@ -49,7 +49,9 @@ def test_position_following_judge_gives_a_tie() -> None:
     out = compare(always_first)
     assert (out.a_first, out.b_first, out.consistent) == ("a", "b", False)
     assert out.vote is not None and out.vote.winner == "tie"
-    assert out.vote.rater_kind == JudgeKind.LLM and out.vote.annotator == "openai:pairwise"
+    # the annotator names the judge as grades do: the model and, when not the default, its server
+    assert out.vote.rater_kind == JudgeKind.LLM
+    assert out.vote.annotator == "openai:pairwise@127.0.0.1:9"
 
 
 def test_consistent_judge_names_the_better_run() -> None:

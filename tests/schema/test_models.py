@@ -81,3 +81,32 @@ def test_usage_adds() -> None:
     total = Usage(input_tokens=1, cost_usd=0.5) + Usage(input_tokens=2, output_tokens=3)
     assert (total.input_tokens, total.output_tokens, total.cost_usd) == (3, 3, 0.5)
     assert (Usage() + Usage()).cost_usd is None
+
+
+def test_step_row_is_steps_fields_and_round_trips() -> None:
+    # the flat row, the store's steps table and the generic JSONL's step lines all follow
+    # Step's own field list: a field added to Step reaches every one of them
+    from lhbench.schema import STEP_ROW, step_from_row, step_to_row
+    from lhbench.store.tables import StepRow
+
+    assert tuple(Step.model_fields) == STEP_ROW
+    columns = {c.name for c in StepRow.__table__.columns} - {"run_id"}
+    assert columns == {"idx" if f == "index" else f for f in STEP_ROW}
+    step = Step(
+        index=3,
+        role="assistant",
+        kind="tool_call",
+        tool_name="query",
+        tool_call_id="c1",
+        tool_input={"sql": "select 1", "nested": {"k": [1, 2.5, None]}},
+        timestamp=datetime(2026, 1, 1, tzinfo=UTC),
+        usage=Usage(input_tokens=5, cost_usd=0.25),
+        metadata={"message_id": "m"},
+        agent_id="sub",
+    )
+    row = step_to_row(step)
+    assert row[:3] == [3, "assistant", "tool_call"]
+    assert all(type(row[STEP_ROW.index(f)]) is str for f in ("tool_input", "usage", "metadata"))
+    assert step_from_row(row) == step
+    with pytest.raises(ValueError):
+        step_from_row(row[:-1])  # a row short of a field is refused, never shifted

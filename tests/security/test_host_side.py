@@ -12,6 +12,7 @@ import json
 import os
 import socket
 import stat
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -153,17 +154,30 @@ def test_a_hook_log_that_is_a_link_is_not_read(tmp_path: Path) -> None:
 
 def test_asking_a_cli_its_version_never_uses_the_agents_home(tmp_path: Path) -> None:
     fake = tmp_path / "fake-cli"
-    fake.write_text(
-        "#!/bin/sh\n"
-        'echo "$HOME" > "' + str(tmp_path / "seen-home") + '"\n'
-        'touch "$HOME/marker"\n'
-        "echo 9.8.7\n"
-    )
+    fake.write_text('#!/bin/sh\ntouch "$HOME/marker"\necho "home=$HOME"\necho 9.8.7\n')
     fake.chmod(fake.stat().st_mode | stat.S_IXUSR)
     assert cli_version(fake) == "9.8.7"
-    seen = Path((tmp_path / "seen-home").read_text().strip())
-    assert not seen.exists()  # a private home, removed afterwards
     assert not (Path.home() / "marker").exists()
+    assert not list(tmp_path.glob("**/marker"))
+
+
+def test_asking_a_cli_its_version_runs_it_sandboxed(tmp_path: Path) -> None:
+    # `claude --version` is third-party code like the rest of the CLI: it runs confined
+    planted = Path(tempfile.gettempdir()) / f"lhb-cli-probe-{os.getpid()}"
+    fake = tmp_path / "probe-cli"
+    fake.write_text(
+        "#!/bin/sh\n"
+        f"echo pwned > {planted}\n"
+        "v=$(cat /proc/sys/kernel/core_uses_pid)\n"
+        'printf "%s\\n" "$v" > /proc/sys/kernel/core_uses_pid 2>/dev/null && exit 3\n'
+        "echo 1.2.3\n"
+    )
+    fake.chmod(fake.stat().st_mode | stat.S_IXUSR)
+    try:
+        assert cli_version(fake) == "1.2.3"
+        assert not planted.exists()  # the host's /tmp is not the sandbox's
+    finally:
+        planted.unlink(missing_ok=True)
 
 
 def test_an_imported_run_cannot_name_a_host_directory_as_its_state(tmp_path: Path) -> None:

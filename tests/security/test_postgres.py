@@ -236,8 +236,8 @@ def test_judge_sql_lifting_its_own_statement_timeout(replayed: Replayed) -> None
     try:
         t0 = time.monotonic()
         with bounded(30), pytest.raises(Exception, match="timeout") as stopped:
-            db.query("SET statement_timeout = 0; SELECT pg_sleep(8), 'lift-timeout'")
-        assert time.monotonic() - t0 < 5, "the query ran past the tool's limit"
+            db.query("SET statement_timeout = 0; SELECT pg_sleep(30), 'lift-timeout'")
+        assert time.monotonic() - t0 < 10, "the query ran past the tool's limit"
         assert "1 s timeout" in str(stopped.value)
         assert db.query("SELECT 1")[1] == [(1,)]  # the tool goes on working
     finally:
@@ -252,14 +252,14 @@ def test_judge_sql_tool_answers_past_the_limit_through_mcp(replayed: Replayed) -
         async with Client(server) as c:
             return await c.call_tool(
                 "query",
-                {"sql": "SET statement_timeout = 0; SELECT pg_sleep(8)"},
+                {"sql": "SET statement_timeout = 0; SELECT pg_sleep(30)"},
                 raise_on_error=False,
             )
 
     t0 = time.monotonic()
     with bounded(30):
         res = asyncio.run(go())
-    assert time.monotonic() - t0 < 5
+    assert time.monotonic() - t0 < 10
     assert res.is_error and "1 s timeout" in res.content[0].text  # type: ignore[attr-defined]
 
 
@@ -271,8 +271,8 @@ def test_gate_cancels_a_query_that_lifted_its_own_timeout(
         conn.execute("SET statement_timeout = 0")
         t0 = time.monotonic()
         with bounded(30), pytest.raises(psycopg.errors.QueryCanceled):
-            conn.execute("SELECT pg_sleep(8)")
-        assert time.monotonic() - t0 < 4
+            conn.execute("SELECT pg_sleep(30)")
+        assert time.monotonic() - t0 < 10
         assert conn.execute("SELECT 2").fetchone() == (2,)  # only the query, not the session
     assert fwd.gate.cancels_sent >= 1  # type: ignore[attr-defined]
 
@@ -312,8 +312,8 @@ def test_judge_sql_whose_cancel_is_lost_is_terminated(
     try:
         t0 = time.monotonic()
         with bounded(30), pytest.raises(Exception, match="terminated"):
-            db.query("SET statement_timeout = 0; SELECT pg_sleep(20), 'lost-cancel'")
-        assert time.monotonic() - t0 < 8
+            db.query("SET statement_timeout = 0; SELECT pg_sleep(30), 'lost-cancel'")
+        assert time.monotonic() - t0 < 12
         assert db.query("SELECT 3")[1] == [(3,)]  # reconnected
     finally:
         db.close()
@@ -357,7 +357,7 @@ def test_gate_closes_a_session_whose_query_outlives_its_cancel(
         t0 = time.monotonic()
         with bounded(30), pytest.raises(psycopg.OperationalError) as closed:
             conn.execute("SELECT pg_sleep(30), 'outlives-cancel'")
-        assert time.monotonic() - t0 < 6
+        assert time.monotonic() - t0 < 12
         assert "did not stop when cancelled" in str(closed.value), closed.value
     assert fwd.gate.closed_sessions == 1  # type: ignore[attr-defined]
     # the server notices its client is gone (client_connection_check_interval on the role)
@@ -365,3 +365,20 @@ def test_gate_closes_a_session_whose_query_outlives_its_cancel(
     while _running(reader, "outlives-cancel") and time.monotonic() < deadline:
         time.sleep(0.2)
     assert _running(reader, "outlives-cancel") == 0
+
+
+def test_gate_deadline_is_per_query_and_spares_idle_sessions(
+    gate: tuple[object, Path], replayed: Replayed
+) -> None:
+    fwd, sockdir = gate
+    with bounded(60), _through(sockdir, replayed) as conn:
+        # three pipelined batches of 0.6 s: each within the 1 s deadline, 1.8 s in all
+        with conn.pipeline() as p:
+            curs = []
+            for i in range(3):
+                curs.append(conn.execute("SELECT pg_sleep(0.6), %s", (i,)))
+                p.sync()
+        assert [c.fetchone()[1] for c in curs] == [0, 1, 2]  # type: ignore[index]
+        time.sleep(2.5)  # idle past deadline and grace: an idle session is left alone
+        assert conn.execute("SELECT 4").fetchone() == (4,)
+    assert fwd.gate.cancels_sent == 0 and fwd.gate.closed_sessions == 0  # type: ignore[attr-defined]

@@ -156,16 +156,30 @@ def test_binary_metrics_reference_and_sklearn() -> None:
         p = rng.integers(0, 2, size=len(y)).tolist()
         ours = binary_metrics(y, p)
         pr, rc, f1, _ = precision_recall_fscore_support(
-            y, p, average="binary", pos_label=1, zero_division=0
+            y, p, average="binary", pos_label=1, zero_division=np.nan
         )
         tn, fp, fn, tp = confusion_matrix(y, p, labels=[0, 1]).ravel()
-        assert (ours.precision, ours.recall, ours.f1) == pytest.approx((pr, rc, f1))
+        assert (ours.precision, ours.recall, ours.f1) == pytest.approx((pr, rc, f1), nan_ok=True)
         assert (ours.tp, ours.fp, ours.tn, ours.fn) == (tp, fp, tn, fn)
     # verdict strings and one-class inputs
     one = binary_metrics(["PASS", "PASS"], ["PASS", "FAIL"])
     assert one.recall == 0.5 and math.isnan(one.fpr)
     with pytest.raises(ValueError, match="expected 0/1"):
         binary_metrics([1, 2], [1, 0])
+
+
+def test_f1_with_no_positives_is_undefined_not_zero() -> None:
+    # a judge that rightly failed every failing run: no positive anywhere, F1 is 0/0
+    none = binary_metrics([0, 0, 0], ["FAIL", "FAIL", "FAIL"])
+    assert math.isnan(none.f1) and math.isnan(none.precision) and math.isnan(none.recall)
+    assert none.fpr == 0.0 and none.accuracy == 1.0
+    # a PASS said where no label is PASS is a defined F1 of 0 (precision 0, recall undefined)
+    wrong = binary_metrics([0, 0], [1, 0])
+    assert wrong.f1 == 0.0 and wrong.precision == 0.0 and math.isnan(wrong.recall)
+    # shown as n/a, never 0.00
+    from lhbench.report.tables import fmt
+
+    assert fmt(none.f1 * 100, 2) == "n/a"
 
 
 def test_krippendorff_matches_library() -> None:

@@ -8,11 +8,13 @@ from lhbench.errors import StoreError
 from lhbench.packs import bundled_pack_dirs, load_pack
 from lhbench.schema import (
     Artifact,
+    FailureKind,
     GradeStatus,
     JudgeIdentity,
     JudgeKind,
     Label,
     PreferenceVote,
+    Run,
     RunStatus,
     Verdict,
 )
@@ -40,7 +42,9 @@ def test_run_trajectory_artifact_roundtrip(store: Store) -> None:
     store.save_run(run)
     assert store.get_run(run.id) == run
     # upsert: the status moves on, still one row
-    moved = run.model_copy(update={"status": RunStatus.FAILED, "error": "boom"})
+    # validated (not model_copy): a failed run's failure kind is classified from its error
+    moved = Run.model_validate({**run.model_dump(), "status": RunStatus.FAILED, "error": "boom"})
+    assert moved.failure_kind == FailureKind.AGENT
     store.save_run(moved)
     assert store.get_run(run.id) == moved
     assert len(store.list_runs()) == 1

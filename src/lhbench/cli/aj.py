@@ -48,7 +48,13 @@ def meta_tables(store: Store) -> dict[str, Any]:
     return {
         "empty": sec.empty,
         "tables": [
-            {"title": t.title, "columns": t.columns, "rows": t.rows, "notes": t.notes}
+            {
+                "slug": t.slug,
+                "title": t.title,
+                "columns": t.columns,
+                "rows": t.rows,
+                "notes": t.notes,
+            }
             for t in [*sec.tables, *more]
         ],
     }

@@ -7,7 +7,7 @@ import sys
 
 import typer
 
-from lhbench import __version__
+from lhbench._version import __version__
 from lhbench.cli import (
     aj,
     db,

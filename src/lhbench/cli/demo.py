@@ -100,6 +100,7 @@ def demo(
     out.print(pack_table(loaded, "Task packs (validated)"))
     out.print(rubric_table(loaded))
     from lhbench.jobs.api import sandbox_for
+    from lhbench.jobs.packs import register_pack
 
     sandbox = sandbox_for(settings)  # refuses here, before any work, when none works
     say(
@@ -112,8 +113,8 @@ def demo(
     needs_stub = not (model and settings.judge_panel and settings.aj_model)
     progress = progress_factory(True)
     with open_store(settings) as store, _stub(needs_stub) as url:
-        for pack, _ in loaded:
-            store.save_pack(pack)
+        for pack, pack_dir in loaded:
+            register_pack(store, pack, pack_dir)
         if url is not None:
             say(STUB_NOTICE, style="bold yellow")
             say(f"model stub: {url}")

@@ -7,12 +7,15 @@ import shutil
 import sys
 import tempfile
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from lhbench.cli.common import JsonOption, dump_json, say, settings_for
 from lhbench.errors import LhbenchError
+
+if TYPE_CHECKING:
+    from lhbench.sandbox import Sandbox
 
 __all__ = ["doctor", "register"]
 
@@ -76,6 +79,26 @@ def _self_test() -> list[tuple[str, bool, str]]:
             f"import os; print({canary!r} in os.environ)",
             "False",
         )
+        check(
+            "cannot change a kernel setting (/proc/sys)",
+            _SYSCTL_PROBE,
+            "denied",
+        )
+        check(
+            "sees its own PID 1, not the host's root through /proc/1/root",
+            "import os\n"
+            "try:\n seen = sorted(os.listdir('/proc/1/root'))\n"
+            "except OSError:\n seen = sorted(os.listdir('/'))\n"
+            "print(seen == sorted(os.listdir('/')) and not os.path.exists('/boot'))",
+            "True",
+        )
+        check(
+            "seccomp denies ptrace, keyrings, mount, bpf, perf, userfaultfd, modules, kexec",
+            _SECCOMP_PROBE,
+            "denied",
+        )
+        results.append(_host_identity(sandbox, work))
+        results.append(_disk_limit(sandbox, work))
     return results
 
 
@@ -84,6 +107,73 @@ def _by_environment(needs: list[Any]) -> dict[str, list[dict[str, Any]]]:
     for r in needs:
         out.setdefault(r.environment, []).append(r.as_dict())
     return out
+
+
+# the value read is written back: where the write goes through, nothing changes
+_SYSCTL_PROBE = (
+    "p = '/proc/sys/kernel/core_uses_pid'\n"
+    "v = open(p).read()\n"
+    "try:\n    open(p, 'w').write(v); print('written')\n"
+    "except OSError:\n    print('denied')\n"
+)
+_SECCOMP_PROBE = (
+    "import ctypes, os\n"
+    "calls = {'x86_64': [(101, 16, 999999, 0, 0), (250, 0, -3, 0), (165, b'none', b'/none', "
+    "b'tmpfs', 0, 0), (321, 0, 0, 0), (298, 0, 0, -1, -1, 0), (323, 1), (313, -1, b'', 0), "
+    "(320, -1, -1, 0, 0, 0)]}.get(os.uname().machine)\n"
+    "libc = ctypes.CDLL(None, use_errno=True)\n"
+    "bad = []\n"
+    "for c in calls or []:\n"
+    "    ctypes.set_errno(0)\n"
+    "    if libc.syscall(*c) != -1 or ctypes.get_errno() != 1: bad.append(c[0])\n"
+    "print('denied' if calls and not bad else 'allowed: %s' % (bad or 'unknown machine'))\n"
+)
+
+
+def _host_identity(sandbox: Sandbox, work: Path) -> tuple[str, bool, str]:
+    """Which uid the host's kernel sees for a sandboxed process (never root)."""
+    import threading
+    import time
+
+    from lhbench.sandbox import Limits, policy_for, run_sandboxed_sync
+
+    marker = f"lhbench-doctor-identity-{os.getpid()}"
+    policy = policy_for(work, limits=Limits(wall_s=20, cpu_s=20))
+    runner = threading.Thread(
+        target=run_sandboxed_sync,
+        args=(sandbox, ["/bin/sh", "-c", f"sleep 2 # {marker}"], policy),
+    )
+    runner.start()
+    uids: set[int] = set()
+    try:
+        for _ in range(100):
+            for entry in os.listdir("/proc"):
+                try:
+                    cmd = Path(f"/proc/{entry}/cmdline").read_bytes()
+                    status = Path(f"/proc/{entry}/status").read_text()
+                except OSError:
+                    continue
+                if marker.encode() in cmd and b"bwrap" not in cmd and entry != str(os.getpid()):
+                    line = next(x for x in status.splitlines() if x.startswith("Uid:"))
+                    uids |= {int(u) for u in line.split()[1:]}
+            if uids:
+                break
+            time.sleep(0.05)
+    finally:
+        runner.join()
+    ok = bool(uids) and 0 not in uids
+    return ("is not root on the host (uid the host's kernel sees)", ok, str(sorted(uids)))
+
+
+def _disk_limit(sandbox: Sandbox, work: Path) -> tuple[str, bool, str]:
+    """A command writing past its disk limit is stopped, and says so."""
+    from lhbench.sandbox import Limits, policy_for, run_sandboxed_sync
+
+    policy = policy_for(work, writable=[work], limits=Limits(wall_s=30, cpu_s=30, disk_mb=8))
+    fill = "i=0; while [ $i -lt 100 ]; do head -c 1M /dev/zero > f$i; i=$((i+1)); sleep 0.02; done"
+    done = run_sandboxed_sync(sandbox, ["/bin/sh", "-c", fill + "; echo all-written"], policy)
+    ok = done.disk_limit is not None and "all-written" not in done.text()
+    return ("is stopped at its disk limit", ok, str(done.disk_limit or done.text()[-100:]))
 
 
 def doctor(
@@ -131,7 +221,7 @@ def doctor(
     from lhbench.envs.gui.render import soffice_binary
 
     programs["soffice"] = soffice_binary() is not None
-    from lhbench.envs.requirements import environment_requirements
+    from lhbench.jobs.requirements import environment_requirements
 
     needs = environment_requirements()
     probes = _self_test() if name and self_test else []

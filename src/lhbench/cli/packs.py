@@ -141,13 +141,14 @@ def packs_add(
     Every command that loads a pack from disk registers it; this is the explicit refresh.
     Example: lhbench packs add ./my-pack
     """
+    from lhbench.jobs.packs import register_pack
     from lhbench.packs import find_pack_dirs, load_pack
 
     with open_store(settings_for(db)) as store:
         for path in paths:
             for pack_dir in find_pack_dirs(path) or [path]:
                 pack = load_pack(pack_dir)
-                new = store.save_pack(pack)
+                new = register_pack(store, pack, pack_dir)
                 say(
                     f"{pack.id} {pack.version} ({pack.content_hash[:12]}): "
                     + ("registered" if new else "already stored; now current")

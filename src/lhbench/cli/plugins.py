@@ -2,21 +2,38 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
 from lhbench.cli.common import JsonOption, dump_json, new_table, out, say
 
-__all__ = ["register"]
+__all__ = ["plugin_infos", "register"]
 
-plugins_app = typer.Typer(help="Formats, harnesses and checks from plugins.", no_args_is_help=True)
+plugins_app = typer.Typer(
+    help="Formats, harnesses, checks and environments from plugins.", no_args_is_help=True
+)
+
+
+def plugin_infos() -> list[Any]:
+    """What every group holds, built-ins first, and what could not be loaded.
+
+    Here, above every layer that owns a registry, so the registry module imports none.
+    """
+    from lhbench.harness.cli_agents import CLI_AGENTS
+    from lhbench.ingest.formats import FORMATS
+    from lhbench.jobs.environments import ENVIRONMENTS
+    from lhbench.plugins import CHECKS, Registry
+
+    registries: list[Registry[Any]] = [FORMATS, CLI_AGENTS, CHECKS, ENVIRONMENTS]
+    return [i for reg in registries for i in reg.infos()]
 
 
 @plugins_app.command("list")
 def list_plugins(
     group: Annotated[
-        str | None, typer.Option(help="Only this group: formats, harnesses or checks.")
+        str | None,
+        typer.Option(help="Only this group: formats, harnesses, checks or environments."),
     ] = None,
     as_json: JsonOption = False,
 ) -> None:
@@ -25,7 +42,7 @@ def list_plugins(
     Example: lhbench plugins list --group formats
     """
     from lhbench.errors import ConfigError
-    from lhbench.plugins import GROUPS, plugin_infos
+    from lhbench.plugins import GROUPS
 
     if group is not None and group not in GROUPS:
         raise ConfigError(f"--group {group!r}: expected one of {', '.join(GROUPS)}")

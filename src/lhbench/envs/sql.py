@@ -351,6 +351,7 @@ def _replay_sqlite(dump: str, statements: list[str], dest: Path, sandbox: Sandbo
         )
         argv = [
             sys.executable,
+            "-I",
             "-m",
             "lhbench.envs.replay_worker",
             str(dest),

@@ -33,10 +33,10 @@ import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Hashable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from lhbench.envs.paths import (
     EscapeError,
@@ -125,6 +125,7 @@ class CliJob:
             command = shlex.join(
                 [
                     sys.executable,
+                    "-I",
                     "-m",
                     "lhbench.harness.cli_hook",
                     "--cli",
@@ -238,22 +239,15 @@ def _codex_catalog(binary: Path, run_dir: Path, model: str) -> Path:
 
 @functools.lru_cache(maxsize=8)
 def _codex_models(binary: str, _mtime: int) -> list[dict[str, Any]]:
-    """``codex debug models``, asked once per installed binary in a private, empty home.
+    """``codex debug models``, asked once per installed binary, sandboxed in a private home.
 
-    The binary runs on the host here, so never with a home the agent could have written
-    (Codex's start-up follows links and loads ``.env`` from its home).
+    Never with a home the agent could have written (Codex's start-up follows links and
+    loads ``.env`` from its home), and never on the host: the CLI is third-party code.
     """
-    with tempfile.TemporaryDirectory(prefix="lhbench-codex-") as private:
-        proc = subprocess.run(
-            [binary, "debug", "models"],
-            env=_private_env(Path(private), CODEX_HOME=str(Path(private) / ".codex")),
-            capture_output=True,
-            text=True,
-            timeout=60,
-            stdin=subprocess.DEVNULL,
-            check=True,
-        )
-    models = json.loads(proc.stdout)["models"]
+    out = _probe_cli(binary, ["debug", "models"], None, codex_home=True)
+    if out is None:
+        raise CliNotInstalled(f"{binary} debug models: no answer (no sandbox works here?)")
+    models = json.loads(out)["models"]
     return [m for m in models if isinstance(m, dict)]
 
 
@@ -429,6 +423,7 @@ class CliRun:
     info: TranscriptInfo
     steps: list[Step]
     hook_log: list[dict[str, object]] = field(default_factory=list)
+    disk_limit: str | None = None  # why the CLI was stopped for writing past its disk limit
 
 
 def cli_binary(agent: CliAgent, prefix: Path | None = None) -> Path:
@@ -452,34 +447,49 @@ def cli_binary(agent: CliAgent, prefix: Path | None = None) -> Path:
     return Path(found)
 
 
-def cli_version(binary: Path) -> str | None:
+def cli_version(binary: Path, sandbox: Sandbox | None = None) -> str | None:
     """The version the binary reports (``--version``), e.g. ``0.169.0``.
 
-    Asked once per installed binary, in a private empty home: even ``--version`` makes
-    some CLIs write, delete or follow links under their home, and this runs on the host.
+    Asked once per installed binary, in the sandbox (``sandbox``, else the default one)
+    with a private empty home: the CLI is third-party code, and even ``--version`` makes
+    some CLIs write, delete or follow links under their home. None when it cannot say.
     """
     try:
-        return _cli_version(str(binary), binary.stat().st_mtime_ns)
+        return _cli_version(str(binary), binary.stat().st_mtime_ns, cast(Hashable, sandbox))
     except OSError:
         return None
 
 
 @functools.lru_cache(maxsize=16)
-def _cli_version(binary: str, _mtime: int) -> str | None:
-    with tempfile.TemporaryDirectory(prefix="lhbench-cli-") as private:
-        try:
-            proc = subprocess.run(
-                [binary, "--version"],
-                env=_private_env(Path(private)),
-                capture_output=True,
-                text=True,
-                timeout=60,
-                stdin=subprocess.DEVNULL,
-            )
-        except (OSError, subprocess.TimeoutExpired):
-            return None
-    found = re.search(r"\d+\.\d+\.\d+[\w.-]*", proc.stdout)
+def _cli_version(binary: str, _mtime: int, sandbox: Hashable) -> str | None:
+    out = _probe_cli(binary, ["--version"], cast("Sandbox | None", sandbox))
+    found = re.search(r"\d+\.\d+\.\d+[\w.-]*", out or "")
     return found.group(0) if found else None
+
+
+def _probe_cli(
+    binary: str, args: list[str], sandbox: Sandbox | None, *, codex_home: bool = False
+) -> str | None:
+    """What ``binary args`` prints, run in the sandbox with a private empty home."""
+    from lhbench.sandbox import SandboxUnavailable, get_sandbox, run_sandboxed_sync
+
+    try:
+        sandbox = sandbox or get_sandbox()
+    except SandboxUnavailable:
+        return None
+    with tempfile.TemporaryDirectory(prefix="lhbench-cli-") as private:
+        home = Path(private)
+        extra = {"CODEX_HOME": str(home / ".codex")} if codex_home else {}
+        policy = policy_for(
+            home,
+            writable=[home],
+            readable=cli_mounts(Path(binary)),
+            env=_private_env(home, **extra),
+            home=home,
+            limits=Limits(wall_s=60, cpu_s=60, memory_mb=4096, address_space=False),
+        )
+        done = run_sandboxed_sync(sandbox, [binary, *args], policy)
+    return done.text() if done.returncode == 0 else None
 
 
 def install_cli(agent: CliAgent, prefix: Path) -> Path:
@@ -584,6 +594,7 @@ async def run_cli_agent(
     on_turn_done: Callable[[int], None] | None = None,
     on_step: Callable[[Step], None] | None = None,
     first_index: int = 0,
+    disk_mb: int | None = None,
 ) -> CliRun:
     """Play the task's turns one by one in the CLI, each resuming the CLI's own session.
 
@@ -616,6 +627,7 @@ async def run_cli_agent(
     exit_code: int | None = 0
     timed_out = False
     stderr = ""
+    disk_limit: str | None = None
     transcripts: list[Path] = []
     with proxy:  # the model, with its real key, reached only through this
         for n, prompt in enumerate(turns):
@@ -652,6 +664,7 @@ async def run_cli_agent(
                     memory_mb=8192,
                     address_space=False,
                     file_mb=1024,
+                    disk_mb=disk_mb,
                     processes=1024,
                 ),
             )
@@ -660,6 +673,8 @@ async def run_cli_agent(
             transcripts.append(transcript)
             exit_code, timed_out = done.returncode, done.timed_out
             stderr = done.text("stderr")
+            if done.disk_limit is not None:
+                disk_limit = str(done.disk_limit)
             session = _session_of(agent, transcript) or session
             state_file.write_text(json.dumps({"session": session}))
             ctx = ImportContext(transcript)
@@ -670,7 +685,7 @@ async def run_cli_agent(
                 if on_step is not None:
                     on_step(step)
             info = _merge(info, turn_info)
-            if timed_out or exit_code != 0:
+            if timed_out or exit_code != 0 or disk_limit is not None:
                 break
             if on_turn_done is not None:
                 on_turn_done(n)
@@ -684,6 +699,7 @@ async def run_cli_agent(
         info,
         steps,
         records,
+        disk_limit,
     )
 
 

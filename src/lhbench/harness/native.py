@@ -43,7 +43,7 @@ from lhbench.envs.paths import (
 from lhbench.harness.compaction import Compactor, WorkingSet
 from lhbench.harness.hooks import run_hooks
 from lhbench.harness.manifest import complete_step, read_manifest
-from lhbench.sandbox import Sandbox, SandboxPolicy, run_sandboxed
+from lhbench.sandbox import DiskLimitExceeded, Sandbox, SandboxPolicy, run_sandboxed
 from lhbench.schema import (
     FailureKind,
     HookSpec,
@@ -292,6 +292,8 @@ class NativeHarness:
                 self.policy.with_limits(wall_s=self.shell_timeout_s),
             )
             out = (res.text() + res.text("stderr"))[-_MAX_OUTPUT:]
+            if res.disk_limit is not None:  # the run ends here, recorded as a disk limit
+                raise res.disk_limit
             if res.timed_out:
                 return self._after(
                     ctx, "run_shell", f"ERROR: timed out after {self.shell_timeout_s}s\n{out}"
@@ -365,7 +367,7 @@ class NativeHarness:
                     on_turn_done(n)
         except TimeoutError:
             status, error = RunStatus.TIMED_OUT, f"wall-clock limit of {wall_seconds}s reached"
-        except UsageLimitExceeded as exc:
+        except (UsageLimitExceeded, DiskLimitExceeded) as exc:
             status, error = RunStatus.LIMIT_EXCEEDED, str(exc)
         except ModelAPIError as exc:  # the model endpoint failed: not the agent's doing
             status, error = RunStatus.FAILED, f"{type(exc).__name__}: {exc}"

@@ -64,8 +64,6 @@ class _Harnesses(Sequence[str]):
 
 
 HARNESSES: Sequence[str] = _Harnesses()
-_MAX_ARTIFACT_BYTES = 1 << 20
-_MAX_ARTIFACTS = 100
 
 
 @dataclass(frozen=True)
@@ -230,6 +228,10 @@ class _RunContext:
     start_turn: int
 
 
+# what an agent's commands may write in one run unless its task says otherwise
+AGENT_DISK_MB = 2048
+
+
 def agent_policy(ctx: _RunContext, *, wall_s: float | None) -> SandboxPolicy:
     """What the agent's own commands see: the workspace, its home and volume, read-write."""
     ws = ctx.ws
@@ -244,6 +246,7 @@ def agent_policy(ctx: _RunContext, *, wall_s: float | None) -> SandboxPolicy:
             memory_mb=4096,
             address_space=False,  # Node reserves far more address space than it uses
             file_mb=1024,
+            disk_mb=ctx.task.limits.disk_mb or AGENT_DISK_MB,
             processes=512,
         ),
     )
@@ -342,11 +345,15 @@ async def _run_cli(ctx: _RunContext) -> _Ran:
         on_turn_done=ctx.journal.finish_turn,
         on_step=ctx.journal.append,
         first_index=len(ctx.prior),
+        disk_mb=task.limits.disk_mb or AGENT_DISK_MB,
     )
     info = cli.info
+    status = RunStatus.TIMED_OUT if cli.timed_out else info.status
+    if cli.disk_limit is not None:
+        status = RunStatus.LIMIT_EXCEEDED
     return _Ran(
-        harness_version=info.harness_version or cli_version(binary) or "unknown",
-        status=RunStatus.TIMED_OUT if cli.timed_out else info.status,
+        harness_version=info.harness_version or cli_version(binary, ctx.sandbox) or "unknown",
+        status=status,
         started_at=info.started_at,
         ended_at=info.ended_at,
         usage=info.usage,
@@ -356,7 +363,7 @@ async def _run_cli(ctx: _RunContext) -> _Ran:
             if info.cost_usd is not None
             else spec.spec.cost(info.usage.input_tokens, info.usage.output_tokens)
         ),
-        error=info.error or (cli.stderr[-2000:] if cli.exit_code else None),
+        error=cli.disk_limit or info.error or (cli.stderr[-2000:] if cli.exit_code else None),
         steps=[*ctx.prior, *cli.steps],
         metadata={
             "exit_code": cli.exit_code,

@@ -1,7 +1,8 @@
 """Run workspaces.
 
-The task's initial state copied per run, a persistent per-(harness, model) volume, a
-scrubbed environment, and the skill put where each harness looks for it.
+The task's initial state copied per run, a volume of the run's own (``LHBENCH_VOLUME``:
+nothing written there reaches another run or task), a scrubbed environment, and the
+skill put where each harness looks for it.
 """
 
 from __future__ import annotations
@@ -55,7 +56,7 @@ def scrubbed_env(home: Path, extra: dict[str, str] | None = None) -> dict[str, s
 
 @dataclass(frozen=True)
 class Workspace:
-    """Where a run works: ``root`` (the task state), ``home``, and the shared ``volume``."""
+    """Where a run works: ``root`` (the task state), ``home``, and its own ``volume``."""
 
     root: Path
     home: Path
@@ -125,7 +126,9 @@ def prepare_workspace(
                 conn.close()
     home = run_dir / "home"
     home.mkdir(parents=True, exist_ok=True)
-    volume = home_dir / "volumes" / _slug(f"{harness}-{model}")
+    # the run's own: a volume shared by runs would carry answers or a poisoned cache from
+    # one run (or task) to the next
+    volume = run_dir / "volume"
     volume.mkdir(parents=True, exist_ok=True)
     return Workspace(root=root, home=home, volume=volume, run_dir=run_dir, resumed=resumed)
 

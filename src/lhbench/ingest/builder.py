@@ -1,9 +1,9 @@
 """Steps as flat rows, built straight from the parsed JSON (no pydantic model per line).
 
-A row is a list in ``schema.STEP_ROW`` order (index, role, kind, content, tool_name,
-tool_call_id, tool_input, tool_output, is_error, exit_code, timestamp, usage, metadata,
-agent_id), with the JSON fields as JSON text: the store inserts it as it is, and
-``step_of`` turns it into a validated ``Step`` for the Python API and the tests.
+A row is a list in ``schema.STEP_ROW`` order (the order of ``Step``'s fields), with the
+JSON fields as JSON text: the store inserts it as it is, and ``step_of``
+(``schema.step_from_row``) turns it into a validated ``Step`` for the Python API and the
+tests.
 
 The builder numbers rows contiguously and joins tool results to their calls: a result
 takes its call's tool name, and (when asked) a result that arrives before its call is
@@ -19,7 +19,7 @@ import orjson
 
 from lhbench.ingest.base import ImportContext
 from lhbench.ingest.values import MAX_ID, as_exit_code, as_id, json_text
-from lhbench.schema import Role, Step, StepKind, Usage
+from lhbench.schema import Role, StepKind, Usage, step_from_row
 
 __all__ = [
     "ASSISTANT",
@@ -287,21 +287,5 @@ class StepBuilder:
         return len(self.calls)
 
 
-def step_of(rec: Record) -> Step:
-    """A row as a validated Step."""
-    return Step(
-        index=rec[0],
-        role=Role(rec[1]),
-        kind=StepKind(rec[2]),
-        content=rec[3],
-        tool_name=rec[4],
-        tool_call_id=rec[5],
-        tool_input=None if rec[6] is None else orjson.loads(rec[6]),
-        tool_output=rec[7],
-        is_error=rec[8],
-        exit_code=rec[9],
-        timestamp=rec[10],
-        usage=None if rec[11] is None else Usage.model_validate_json(rec[11]),
-        metadata=orjson.loads(rec[12]),
-        agent_id=rec[13],
-    )
+# a row as a validated Step (for the Python API and the tests)
+step_of = step_from_row

@@ -22,7 +22,6 @@ from collections import OrderedDict
 from collections.abc import Iterator
 from typing import Any
 
-from lhbench.errors import TranscriptError
 from lhbench.ingest.base import ImportContext, TranscriptInfo
 from lhbench.ingest.builder import (
     ASSISTANT,
@@ -34,9 +33,8 @@ from lhbench.ingest.builder import (
     THINKING,
     USER,
 )
-from lhbench.ingest.lines import iter_json_lines
 from lhbench.ingest.roles import is_harness_text
-from lhbench.ingest.sessions import Item, SessionState, describe
+from lhbench.ingest.sessions import Item, LineSession, line_items
 from lhbench.ingest.steps import steps_into
 from lhbench.ingest.usage import Tally, Tokens
 from lhbench.ingest.values import (
@@ -165,9 +163,12 @@ class _ParentOrder:
         return out
 
 
-class _Session(SessionState):
-    def __init__(self, ctx: ImportContext, clock: Clock) -> None:
+class _Session(LineSession):
+    FORMAT = FORMAT
+
+    def __init__(self, ctx: ImportContext, clock: Clock, order: _ParentOrder) -> None:
         super().__init__(ctx, clock, hold_results=True)
+        self.order = order  # shared by the file's sessions: held lines go to the one they end
         self.recent: OrderedDict[str, tuple[str | None, bool, Tally]] = OrderedDict()
         self.main = Tally()
         self.sub = Tally()
@@ -182,6 +183,20 @@ class _Session(SessionState):
         self._mid_meta: dict[str, Any] | None = None
 
     # --- lines -------------------------------------------------------------------------
+
+    def starts_session(self, obj: dict[str, Any]) -> bool:
+        """A new init, a line after the result, or another ``sessionId``."""
+        return (
+            self.saw_result or self.session_file or obj.get("type") == "system"
+        ) and _new_session(self, obj)
+
+    def feed(self, lineno: int, obj: dict[str, Any]) -> None:
+        """Session-file lines in ``parentUuid`` order, stream-json lines as they come."""
+        if "parentUuid" in obj:
+            for ln, o in self.order.push(lineno, obj):
+                self.guarded(ln, o)
+        else:
+            self.guarded(lineno, obj)
 
     def line(self, obj: dict[str, Any]) -> None:
         ctx, info = self.ctx, self.info
@@ -437,6 +452,14 @@ class _Session(SessionState):
 
     # --- the end -------------------------------------------------------------------------
 
+    def close(self) -> None:
+        """Lines still waiting for their parent go in; a file cut off ends unfinished."""
+        for ln, o in self.order.flush():
+            self.guarded(ln, o)
+        if self.ctx.truncated:
+            self.saw_result = False  # the file was cut off: whatever it said, this session stopped
+            self.session_file = False
+
     def finish(self) -> Item:
         ctx, info = self.ctx, self.info
         for model, sub, t in self.recent.values():
@@ -474,31 +497,8 @@ class _Session(SessionState):
 def claude_code_items(ctx: ImportContext) -> Iterator[Item]:
     """Rows and session ends of a Claude Code transcript."""
     clock = Clock()
-    s = _Session(ctx, clock)
     order = _ParentOrder()
-    for lineno, obj in iter_json_lines(ctx):
-        if (s.saw_result or s.session_file or obj.get("type") == "system") and _new_session(s, obj):
-            yield from _close(s, order)
-            s = _Session(ctx, clock)
-        if "parentUuid" in obj:
-            for ln, o in order.push(lineno, obj):
-                _handle(s, ln, o)
-        else:
-            try:
-                s.line(obj)
-            except TranscriptError:
-                raise
-            except Exception as exc:  # an unexpected shape is this line's problem, never a crash
-                ctx.problem(lineno, f"{FORMAT}: unexpected event shape: {describe(exc)}")
-        if len(s.b.out) >= 512:
-            yield s.b.take()
-    for ln, o in order.flush():
-        _handle(s, ln, o)
-    if ctx.truncated:
-        s.saw_result = False  # the file was cut off: whatever it said, this session stopped
-        s.session_file = False
-    yield s.b.take()
-    yield s.finish()
+    return line_items(ctx, lambda: _Session(ctx, clock, order))
 
 
 def _new_session(s: _Session, obj: dict[str, Any]) -> bool:
@@ -521,21 +521,3 @@ def _new_session(s: _Session, obj: dict[str, Any]) -> bool:
         and s.info.session_id is not None
         and (sid != s.info.session_id)
     )
-
-
-def _close(s: _Session, order: _ParentOrder) -> Iterator[Item]:
-    for ln, o in order.flush():
-        _handle(s, ln, o)
-    yield s.b.take()
-    yield s.finish()
-
-
-def _handle(s: _Session, lineno: int, obj: dict[str, Any]) -> None:
-    ctx = s.ctx
-    ctx.line = lineno
-    try:
-        s.line(obj)
-    except TranscriptError:
-        raise
-    except Exception as exc:  # an unexpected shape is this line's problem, never a crash
-        ctx.problem(lineno, f"{FORMAT}: unexpected event shape: {describe(exc)}")

@@ -26,7 +26,6 @@ from typing import Any
 
 import orjson
 
-from lhbench.errors import TranscriptError
 from lhbench.ingest.base import ImportContext, TranscriptInfo
 from lhbench.ingest.builder import (
     ASSISTANT,
@@ -38,9 +37,8 @@ from lhbench.ingest.builder import (
     THINKING,
     USER,
 )
-from lhbench.ingest.lines import iter_json_lines
 from lhbench.ingest.roles import is_harness_text
-from lhbench.ingest.sessions import Item, SessionState, describe
+from lhbench.ingest.sessions import Item, LineSession, line_items
 from lhbench.ingest.steps import steps_into
 from lhbench.ingest.usage import Tally
 from lhbench.ingest.values import Clock, as_count, as_id, as_text, short, text_of
@@ -114,7 +112,9 @@ def _args(raw: Any) -> Any:
     return raw
 
 
-class _Session(SessionState):
+class _Session(LineSession):
+    FORMAT = FORMAT
+
     def __init__(self, ctx: ImportContext, clock: Clock) -> None:
         super().__init__(ctx, clock)
         self.open_items: set[str] = set()
@@ -124,6 +124,24 @@ class _Session(SessionState):
         self.model: str | None = None
         self.last_total: Tally | None = None
         self.failed_last = False
+
+    def starts_session(self, obj: dict[str, Any]) -> bool:
+        """A ``thread.started`` after the first, or a ``session_meta`` with a new id."""
+        t = obj.get("type")
+        if t == "session_meta" and "payload" in obj:
+            p = obj["payload"]
+            sid = self.info.session_id
+            return type(p) is dict and bool(sid) and p.get("id") != sid
+        return t == "thread.started" and self.threads > 0
+
+    def line(self, obj: dict[str, Any]) -> None:
+        """A rollout line (with a payload) or an ``exec --json`` event."""
+        t = obj.get("type")
+        if t in _ROLLOUT_TYPES and "payload" in obj:
+            self.rollout = True
+            self.rollout_line(t, obj["payload"], self.time(obj.get("timestamp")))
+        else:
+            self.event(obj)
 
     # --- exec --json -------------------------------------------------------------------
 
@@ -359,34 +377,4 @@ def codex_items(ctx: ImportContext) -> Iterator[Item]:
     another session.
     """
     clock = Clock()
-    s = _Session(ctx, clock)
-    for lineno, obj in iter_json_lines(ctx):
-        t = obj.get("type")
-        try:
-            if t in _ROLLOUT_TYPES and "payload" in obj:
-                p = obj["payload"]
-                if (
-                    t == "session_meta"
-                    and type(p) is dict
-                    and s.info.session_id
-                    and p.get("id") != s.info.session_id
-                ):
-                    yield s.b.take()
-                    yield s.finish()
-                    s = _Session(ctx, clock)
-                s.rollout = True
-                s.rollout_line(t, p, s.time(obj.get("timestamp")))
-            else:
-                if t == "thread.started" and s.threads:
-                    yield s.b.take()
-                    yield s.finish()
-                    s = _Session(ctx, clock)
-                s.event(obj)
-        except TranscriptError:
-            raise
-        except Exception as exc:  # an unexpected shape is this line's problem, never a crash
-            ctx.problem(lineno, f"{FORMAT}: unexpected event shape: {describe(exc)}")
-        if len(s.b.out) >= 512:
-            yield s.b.take()
-    yield s.b.take()
-    yield s.finish()
+    return line_items(ctx, lambda: _Session(ctx, clock))

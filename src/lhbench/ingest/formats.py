@@ -25,6 +25,7 @@ from lhbench.ingest.gemini import gemini_items, sniff_gemini
 from lhbench.ingest.generic import generic_items, sniff_generic
 from lhbench.ingest.inspect_log import read_inspect, sniff_inspect
 from lhbench.ingest.osworld import osworld_items, sniff_osworld
+from lhbench.ingest.plugin import plugin_transcripts
 from lhbench.ingest.sessions import Item, Transcript, keep_rows_on_stop, merge_sessions
 from lhbench.ingest.sessions import split_sessions as _split
 from lhbench.plugins import GROUPS, Registry, TranscriptReader
@@ -35,6 +36,7 @@ __all__ = [
     "FORMATS",
     "Format",
     "detect_format",
+    "format_of_reader",
     "read_records",
     "read_transcripts",
 ]
@@ -70,8 +72,6 @@ BUILTIN_FORMATS: tuple[Format, ...] = (
 
 def _as_formats(obj: Any) -> list[Format]:
     """An entry point's object as formats: a Format, a plugin reader, or a list of them."""
-    from lhbench.ingest.plugin import format_of_reader
-
     objs = list(obj) if isinstance(obj, list | tuple) else [obj]
     out = []
     for o in objs:
@@ -178,3 +178,20 @@ def _steps(rows: Iterator[list[Any]]) -> Iterator[Step]:
     for chunk in rows:
         for rec in chunk:
             yield step_of(rec)
+
+
+def format_of_reader(reader: TranscriptReader) -> Format:
+    """The ingest ``Format`` reading with a plugin's reader."""
+
+    def sniff(objs: list[dict[str, Any]]) -> bool:
+        try:
+            return bool(reader.sniff(objs))
+        except Exception:  # a sniffer that crashes does not recognise the file
+            return False
+
+    return Format(
+        reader.name,
+        reader.harness,
+        sniff,
+        transcripts=lambda ctx: plugin_transcripts(reader, ctx),
+    )

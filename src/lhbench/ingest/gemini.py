@@ -21,9 +21,9 @@ import orjson
 from lhbench.errors import TranscriptError
 from lhbench.ingest.base import ImportContext, TranscriptInfo
 from lhbench.ingest.builder import ASSISTANT, ERROR, HARNESS, MESSAGE, USER
-from lhbench.ingest.lines import HashingReader, iter_json_lines
+from lhbench.ingest.lines import HashingReader
 from lhbench.ingest.roles import is_harness_text
-from lhbench.ingest.sessions import Item, SessionState, describe
+from lhbench.ingest.sessions import Item, LineSession, describe, line_items
 from lhbench.ingest.steps import steps_into
 from lhbench.ingest.usage import Tally, Tokens
 from lhbench.ingest.values import Clock, as_count, as_id, as_text, short, text_of
@@ -92,7 +92,9 @@ def _models(ctx: ImportContext, stats: dict[str, Any], usage: Any) -> Tokens:
     return tokens
 
 
-class _Session(SessionState):
+class _Session(LineSession):
+    FORMAT = FORMAT
+
     def __init__(self, ctx: ImportContext, clock: Clock) -> None:
         super().__init__(ctx, clock, hold_results=True)
         self.pending: list[str] = []
@@ -106,7 +108,11 @@ class _Session(SessionState):
             self.pending.clear()
             self.pending_ts = None
 
-    def event(self, obj: dict[str, Any]) -> None:
+    def starts_session(self, obj: dict[str, Any]) -> bool:
+        """Each ``init`` after the first (or after a result) starts a session."""
+        return obj.get("type") == "init" and (self.saw_init or self.saw_result)
+
+    def line(self, obj: dict[str, Any]) -> None:
         ctx, info, b = self.ctx, self.info, self.b
         t = obj.get("type")
         ts = self.time(obj.get("timestamp"))
@@ -240,19 +246,4 @@ def gemini_items(ctx: ImportContext) -> Iterator[Item]:
         yield from _document(ctx, doc)
         return
     clock = Clock()
-    s = _Session(ctx, clock)
-    for lineno, obj in iter_json_lines(ctx):
-        if obj.get("type") == "init" and (s.saw_init or s.saw_result):
-            yield s.b.take()
-            yield s.finish()
-            s = _Session(ctx, clock)
-        try:
-            s.event(obj)
-        except TranscriptError:
-            raise
-        except Exception as exc:  # an unexpected shape is this line's problem, never a crash
-            ctx.problem(lineno, f"{FORMAT}: unexpected event shape: {describe(exc)}")
-        if len(s.b.out) >= 512:
-            yield s.b.take()
-    yield s.b.take()
-    yield s.finish()
+    yield from line_items(ctx, lambda: _Session(ctx, clock))

@@ -20,32 +20,17 @@ from typing import Any
 
 import orjson
 
-from lhbench.errors import TranscriptError
-from lhbench.ingest.base import ImportContext, TranscriptInfo
+from lhbench.ingest.base import ImportContext
 from lhbench.ingest.builder import MESSAGE, TOOL_CALL, TOOL_RESULT, USER
-from lhbench.ingest.lines import iter_json_lines
-from lhbench.ingest.sessions import Item, SessionState, describe
-from lhbench.ingest.steps import steps_into
+from lhbench.ingest.sessions import Item, LineSession, line_items
 from lhbench.ingest.usage import Tally
 from lhbench.ingest.values import Clock, as_cost, as_count, as_id, as_text, json_text, short
-from lhbench.schema import Role, RunStatus, Step, StepKind
+from lhbench.schema import STEP_ROW, Role, RunStatus, StepKind
 
-__all__ = ["generic_items", "read_generic", "sniff_generic"]
+__all__ = ["generic_items", "sniff_generic"]
 
 FORMAT = "jsonl"
-_STEP_FIELDS = {
-    "content",
-    "tool_name",
-    "tool_call_id",
-    "tool_input",
-    "tool_output",
-    "is_error",
-    "exit_code",
-    "timestamp",
-    "usage",
-    "metadata",
-    "agent_id",
-}
+_STEP_FIELDS = frozenset(STEP_ROW) - {"index"}  # a step line's fields: Step's but its index
 _ROLES = {r.value for r in Role}
 _KINDS = {k.value for k in StepKind}
 _FINAL = {
@@ -87,17 +72,19 @@ def sniff_generic(objs: list[dict[str, Any]]) -> bool:
     return any(o.get("type") == "run" or ("role" in o and "kind" in o) for o in objs)
 
 
-def read_generic(ctx: ImportContext, info: TranscriptInfo) -> Iterator[Step]:
-    """Steps of a generic-JSONL transcript, its sessions merged."""
-    return steps_into(info, generic_items(ctx))
+class _Session(LineSession):
+    FORMAT = FORMAT
+    SHAPE = ""  # a line's problem here is named as what it is, not as an unexpected event
 
-
-class _Session(SessionState):
     def __init__(self, ctx: ImportContext, clock: Clock) -> None:
         super().__init__(ctx, clock)
         self.ended = False
         self.header = False
         self.end_usage: Tally | None = None
+
+    def starts_session(self, obj: dict[str, Any]) -> bool:
+        """A ``run`` line after the header, the end or any step starts a session."""
+        return obj.get("type") == "run" and bool(self.header or self.ended or self.b.count)
 
     def line(self, obj: dict[str, Any]) -> None:
         ctx, info = self.ctx, self.info
@@ -136,7 +123,7 @@ class _Session(SessionState):
 
     def step(self, obj: dict[str, Any]) -> None:
         ctx, info, b = self.ctx, self.info, self.b
-        unknown = set(obj) - _STEP_FIELDS - {"type", "role", "kind"}
+        unknown = set(obj) - _STEP_FIELDS - {"type"}
         if unknown:
             raise ValueError(f"unknown step field(s) {sorted(unknown)[:10]}")
         role, kind = obj["role"], obj["kind"]
@@ -215,19 +202,4 @@ class _Session(SessionState):
 def generic_items(ctx: ImportContext) -> Iterator[Item]:
     """Rows and session ends of a generic-JSONL transcript."""
     clock = Clock()
-    s = _Session(ctx, clock)
-    for lineno, obj in iter_json_lines(ctx):
-        if obj.get("type") == "run" and (s.header or s.ended or s.b.count):
-            yield s.b.take()
-            yield s.finish()
-            s = _Session(ctx, clock)
-        try:
-            s.line(obj)
-        except TranscriptError:
-            raise
-        except Exception as exc:  # a line's problem, never a crash
-            ctx.problem(lineno, f"{FORMAT}: {describe(exc)}")
-        if len(s.b.out) >= 512:
-            yield s.b.take()
-    yield s.b.take()
-    yield s.finish()
+    return line_items(ctx, lambda: _Session(ctx, clock))

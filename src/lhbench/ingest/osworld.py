@@ -11,16 +11,13 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from lhbench.errors import TranscriptError
-from lhbench.ingest.base import ImportContext, TranscriptInfo
+from lhbench.ingest.base import ImportContext
 from lhbench.ingest.builder import ASSISTANT, ERROR, HARNESS, MESSAGE
-from lhbench.ingest.lines import iter_json_lines
-from lhbench.ingest.sessions import Item, SessionState, describe
-from lhbench.ingest.steps import steps_into
+from lhbench.ingest.sessions import Item, LineSession, line_items
 from lhbench.ingest.values import Clock, as_text, short
-from lhbench.schema import RunStatus, Step
+from lhbench.schema import RunStatus
 
-__all__ = ["osworld_items", "read_osworld", "sniff_osworld"]
+__all__ = ["osworld_items", "sniff_osworld"]
 
 FORMAT = "osworld"
 
@@ -34,12 +31,9 @@ def sniff_osworld(objs: list[dict[str, Any]]) -> bool:
     return any(("step_num" in o and "action" in o) or _crash_record(o) for o in objs)
 
 
-def read_osworld(ctx: ImportContext, info: TranscriptInfo) -> Iterator[Step]:
-    """Steps of an OSWorld trajectory."""
-    return steps_into(info, osworld_items(ctx))
+class _Session(LineSession):
+    FORMAT = FORMAT
 
-
-class _Session(SessionState):
     def __init__(self, ctx: ImportContext) -> None:
         super().__init__(ctx, Clock("%Y%m%d@%H%M%S"))
         self.done = False
@@ -91,15 +85,4 @@ class _Session(SessionState):
 
 def osworld_items(ctx: ImportContext) -> Iterator[Item]:
     """Rows and the session end of an OSWorld trajectory."""
-    s = _Session(ctx)
-    for lineno, obj in iter_json_lines(ctx):
-        try:
-            s.line(obj)
-        except TranscriptError:
-            raise
-        except Exception as exc:  # an unexpected shape is this line's problem, never a crash
-            ctx.problem(lineno, f"{FORMAT}: unexpected event shape: {describe(exc)}")
-        if len(s.b.out) >= 512:
-            yield s.b.take()
-    yield s.b.take()
-    yield s.finish()
+    return line_items(ctx, lambda: _Session(ctx))

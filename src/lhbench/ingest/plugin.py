@@ -10,44 +10,21 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from itertools import islice
-from typing import TYPE_CHECKING, Any
-
-import orjson
+from typing import TYPE_CHECKING
 
 from lhbench.errors import TranscriptError
 from lhbench.ingest.base import ImportContext, TranscriptInfo
 from lhbench.ingest.builder import Record
 from lhbench.plugins import TranscriptReader
-from lhbench.schema import Step, StepKind
+from lhbench.schema import Step, StepKind, step_to_row
 
 if TYPE_CHECKING:
-    from lhbench.ingest.formats import Format
     from lhbench.ingest.sessions import Transcript
 
-__all__ = ["MAX_PLUGIN_STEPS", "format_of_reader", "record_of"]
+__all__ = ["MAX_PLUGIN_STEPS", "plugin_transcripts"]
 
 MAX_PLUGIN_STEPS = 1_000_000
 _CHUNK = 1000
-
-
-def record_of(step: Step, index: int) -> Record:
-    """A step as a row in ``schema.STEP_ROW`` order, numbered ``index``."""
-    return [
-        index,
-        step.role.value,
-        step.kind.value,
-        step.content,
-        step.tool_name,
-        step.tool_call_id,
-        None if step.tool_input is None else orjson.dumps(step.tool_input).decode(),
-        step.tool_output,
-        step.is_error,
-        step.exit_code,
-        step.timestamp,
-        None if step.usage is None else step.usage.model_dump_json(),
-        orjson.dumps(step.metadata).decode(),
-        step.agent_id,
-    ]
 
 
 def _rows(reader: TranscriptReader, ctx: ImportContext, steps: Iterable[Step]) -> list[Record]:
@@ -64,7 +41,8 @@ def _rows(reader: TranscriptReader, ctx: ImportContext, steps: Iterable[Step]) -
                 1,
                 f"{reader.name} (plugin): step {i} is a {type(step).__name__}, not a Step",
             )
-        row = record_of(step, i)
+        row = step_to_row(step)
+        row[0] = i  # renumbered from 0 in the order given
         # as the built-in readers do: a result takes its call's tool name
         if step.kind == StepKind.TOOL_CALL and step.tool_call_id:
             names[step.tool_call_id] = step.tool_name
@@ -79,7 +57,8 @@ def _chunks(rows: list[Record]) -> Iterator[list[Record]]:
         yield rows[i : i + _CHUNK]
 
 
-def _transcripts(reader: TranscriptReader, ctx: ImportContext) -> Iterator[Transcript]:
+def plugin_transcripts(reader: TranscriptReader, ctx: ImportContext) -> Iterator[Transcript]:
+    """Each transcript a plugin's reader finds in the file, as rows (errors name the file)."""
     try:
         read = [(info, _rows(reader, ctx, steps)) for info, steps in reader.read(ctx.path)]
     except TranscriptError:
@@ -97,21 +76,3 @@ def _transcripts(reader: TranscriptReader, ctx: ImportContext) -> Iterator[Trans
         if len(read) > 1 and not info.key:
             info.key = str(n)
         yield info, _chunks(rows)
-
-
-def format_of_reader(reader: TranscriptReader) -> Format:
-    """The ingest ``Format`` reading with a plugin's reader."""
-    from lhbench.ingest.formats import Format
-
-    def sniff(objs: list[dict[str, Any]]) -> bool:
-        try:
-            return bool(reader.sniff(objs))
-        except Exception:  # a sniffer that crashes does not recognise the file
-            return False
-
-    return Format(
-        reader.name,
-        reader.harness,
-        sniff,
-        transcripts=lambda ctx: _transcripts(reader, ctx),
-    )

@@ -1,4 +1,12 @@
-"""Several sessions in one file: one run (the last session decides its status) or one each.
+"""Sessions of a line transcript: the one driver every line format plugs into, and merging.
+
+``line_items`` is the transcript loop every JSONL format shares: it reads the lines
+(``iter_json_lines``: hashing, BOM, size limit, JSON errors at file:line), hands each
+object to the format's ``LineSession``, turns whatever a line's unexpected shape raises
+into a problem at that line, starts a new session where the format says one starts, and
+hands the rows on in chunks. A format only says what one line means.
+
+Several sessions in one file become one run (the last session decides its status) or one each.
 
 A harness that resumes a session often appends the new session's output to the same
 file. Readers mark where each session ends (``SessionEnd`` with that session's info);
@@ -8,29 +16,33 @@ summed, status and error from the last session — or one transcript per session
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, fields
 from datetime import datetime
-from typing import Any
+from typing import Any, ClassVar, TypeVar
 
 from lhbench.errors import TranscriptError
 from lhbench.ingest.base import ImportContext, TranscriptInfo
 from lhbench.ingest.builder import Record, StepBuilder
+from lhbench.ingest.lines import iter_json_lines
 from lhbench.ingest.usage import Tally, Tokens
 from lhbench.ingest.values import Clock
 
 __all__ = [
     "Item",
+    "LineSession",
     "SessionEnd",
     "SessionState",
     "Transcript",
     "describe",
     "keep_rows_on_stop",
+    "line_items",
     "merge_sessions",
     "split_sessions",
 ]
 
 _SESSION_IDS = 100
+_CHUNK_ROWS = 512  # rows handed on at once while a session is read
 
 
 @dataclass
@@ -180,6 +192,69 @@ class SessionState:
         elif info.usage.cost_usd is None:
             info.usage = info.usage.model_copy(update={"cost_usd": info.cost_usd})
         return SessionEnd(info)
+
+
+class LineSession(SessionState):
+    """A session of a line format: what one line means, where a session starts and ends.
+
+    Subclasses set ``FORMAT`` (named in problems) and implement ``line``; ``line_items``
+    drives them.
+    """
+
+    FORMAT: ClassVar[str] = ""
+    # how a line's unexpected shape is described after the format's name
+    SHAPE: ClassVar[str] = "unexpected event shape: "
+
+    def line(self, obj: dict[str, Any]) -> None:
+        """Read one line's object into the session (raising on a shape it cannot read)."""
+        raise NotImplementedError
+
+    def starts_session(self, obj: dict[str, Any]) -> bool:
+        """Whether this line starts another session appended to the file (it must not raise)."""
+        return False
+
+    def feed(self, lineno: int, obj: dict[str, Any]) -> None:
+        """Read a line; a format that reorders lines hands each to ``guarded`` itself."""
+        self.guarded(lineno, obj)
+
+    def guarded(self, lineno: int, obj: dict[str, Any]) -> None:
+        """``line``, with whatever an unexpected shape raises recorded as a problem at its line."""
+        self.ctx.line = lineno
+        try:
+            self.line(obj)
+        except TranscriptError:
+            raise
+        except Exception as exc:  # an unexpected shape is this line's problem, never a crash
+            self.ctx.problem(lineno, f"{self.FORMAT}: {self.SHAPE}{describe(exc)}")
+
+    def close(self) -> None:
+        """Before the session's last rows are taken (lines a format held back go in here)."""
+
+    def finish(self) -> Item:
+        """The session's end mark, its status settled."""
+        return self.end()
+
+
+S = TypeVar("S", bound=LineSession)
+
+
+def line_items(ctx: ImportContext, new_session: Callable[[], S]) -> Iterator[Item]:
+    """Rows and session ends of a line transcript, read by the sessions ``new_session`` makes."""
+    s = new_session()
+    for lineno, obj in iter_json_lines(ctx):
+        if s.starts_session(obj):
+            yield from _end(s)
+            s = new_session()
+        s.feed(lineno, obj)
+        if len(s.b.out) >= _CHUNK_ROWS:
+            yield s.b.take()
+    yield from _end(s)
+
+
+def _end(s: LineSession) -> Iterator[Item]:
+    s.close()
+    yield s.b.take()
+    yield s.finish()
 
 
 def describe(exc: Exception) -> str:

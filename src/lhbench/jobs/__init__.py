@@ -45,11 +45,10 @@ if TYPE_CHECKING:
         short_reason,
     )
     from lhbench.jobs.states import RunState, StateProvider, state_id, task_kind
-    from lhbench.jobs.verdicts import STATE_TOOLS, VerdictJob, auto_failure_mode
+    from lhbench.jobs.verdicts import VerdictJob
     from lhbench.jobs.verification import Check, VerifyJob, task_checks
 
 __all__ = [
-    "STATE_TOOLS",
     "Assessment",
     "Check",
     "FixtureJob",
@@ -73,7 +72,6 @@ __all__ = [
     "VerdictJob",
     "VerifyJob",
     "all_pack_dirs",
-    "auto_failure_mode",
     "check_versions",
     "collect_files",
     "file_digest",
@@ -117,13 +115,11 @@ _MODULES = {
     "RunAgentsJob": "lhbench.jobs.agents",
     "RunOutcomeSummary": "lhbench.jobs.api",
     "RunState": "lhbench.jobs.states",
-    "STATE_TOOLS": "lhbench.jobs.verdicts",
     "StateProvider": "lhbench.jobs.states",
     "Unit": "lhbench.jobs.runner",
     "VerdictJob": "lhbench.jobs.verdicts",
     "VerifyJob": "lhbench.jobs.verification",
     "all_pack_dirs": "lhbench.jobs.packs",
-    "auto_failure_mode": "lhbench.jobs.verdicts",
     "check_versions": "lhbench.jobs.packs",
     "collect_files": "lhbench.jobs.imports",
     "file_digest": "lhbench.jobs.imports",

@@ -3,9 +3,10 @@
 A search pack (environment ``web``) holds a recorded corpus and, per task, answers split
 into items (:mod:`lhbench.envs.web`). Every item becomes a run (``<pack>--<task>--<answer>
 --<item>``) whose final state is the item and its answer; the task's verify script labels
-it, and the verdict judge judges it with the recorded web as its tools. F1 is then over
-items, as AJ-Bench scores its search domain; :func:`answer_scores` aggregates item
-verdicts per answer.
+it, and the verdict judge judges it with the recorded web as its tools. The report folds
+an answer's items into one result before F1, as AJ-Bench scores its search domain
+(:func:`lhbench.report.aj.per_trajectory`: the answer passes when every item passes, i.e.
+:func:`answer_scores` = 1); the item-level F1 is shown apart, labelled.
 """
 
 from __future__ import annotations

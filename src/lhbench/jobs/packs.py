@@ -13,6 +13,7 @@ from pathlib import Path
 from lhbench.config import Settings
 from lhbench.errors import ConfigError, PackError, Problem
 from lhbench.packs import bundled_pack_dirs, find_pack_dirs, load_pack, read_pack_id
+from lhbench.packs.hashing import stat_tree
 from lhbench.schema import Rubric, Run, Task, TaskPack, Tier
 from lhbench.store import Store
 
@@ -20,10 +21,13 @@ __all__ = [
     "SKILL_DEFAULT",
     "SKILL_NONE",
     "LoadedPack",
+    "PackChange",
     "all_pack_dirs",
     "check_versions",
     "find_rubric",
     "pack_for_id",
+    "refresh_packs",
+    "register_pack",
     "resolve_pack",
 ]
 
@@ -83,8 +87,81 @@ def resolve_pack(ref: str, settings: Settings, store: Store | None = None) -> Lo
         )
     pack = load_pack(directory)
     if store is not None:
-        store.save_pack(pack)
+        register_pack(store, pack, directory)
     return LoadedPack(pack, directory.resolve())
+
+
+def register_pack(store: Store, pack: TaskPack, directory: Path) -> bool:
+    """Register a pack loaded from ``directory`` as current, with where it came from.
+
+    The directory and its files' stat hash are what :func:`refresh_packs` checks later.
+    Returns :meth:`Store.save_pack`'s answer (False: this content was already stored).
+    """
+    return store.save_pack(
+        pack, source_dir=str(directory.resolve()), disk_stat=stat_tree(directory)
+    )
+
+
+@dataclass(frozen=True)
+class PackChange:
+    """A registered pack whose directory no longer holds the registered content."""
+
+    pack_id: str
+    directory: str
+    old_hash: str
+    new_hash: str | None  # None: the directory no longer loads as a pack
+    problems: int = 0
+
+    @property
+    def note(self) -> str:
+        """What a report says about it."""
+        if self.new_hash is None:
+            return (
+                f"Pack {self.pack_id}: its directory {self.directory} changed and no longer "
+                f"loads ({self.problems} problem(s): `lhbench packs validate` lists them); "
+                f"the figures use the registered version {self.old_hash[:12]}."
+            )
+        return (
+            f"Pack {self.pack_id} changed on disk since it was registered ({self.directory}): "
+            f"its current content ({self.new_hash[:12]}, was {self.old_hash[:12]}) is "
+            "registered now, so grades, votes and check labels made with the old rubric or "
+            "check content are stale and left out (`--include-stale` keeps them)."
+        )
+
+
+def refresh_packs(store: Store) -> list[PackChange]:
+    """Check every registered pack against its directory; re-register what changed.
+
+    A command that reads a pack's figures calls this first, so a rubric or ``verify.py``
+    edited since the pack was registered is never read as current. Cheap when nothing
+    changed: a pack's files are only stated (paths, sizes, modification times) and
+    compared with the stat hash recorded at registration; only when that differs is the
+    pack loaded and hashed. A directory gone (another machine's path, a deleted
+    checkout) is left alone: the store's version is all there is.
+    """
+    changes = []
+    for pack_id, (current, source, recorded) in store.pack_sources().items():
+        if not source:
+            continue
+        directory = Path(source)
+        if not (directory / "pack.yaml").is_file():
+            continue
+        now = stat_tree(directory)
+        if now == recorded:
+            continue
+        try:
+            pack = load_pack(directory)
+        except PackError as exc:
+            changes.append(PackChange(pack_id, source, current, None, len(exc.problems)))
+            continue
+        if pack.id != pack_id:
+            continue
+        if pack.content_hash == current:
+            store.set_pack_stat(current, now)  # touched, not changed
+            continue
+        store.save_pack(pack, source_dir=source, disk_stat=now)
+        changes.append(PackChange(pack_id, source, current, pack.content_hash))
+    return changes
 
 
 def pack_for_id(store: Store, settings: Settings, pack_id: str) -> LoadedPack | None:
@@ -96,7 +173,7 @@ def pack_for_id(store: Store, settings: Settings, pack_id: str) -> LoadedPack | 
     if directory is not None:
         pack = load_pack(directory)
         if pack.id == pack_id:
-            store.save_pack(pack)
+            register_pack(store, pack, directory)
             return LoadedPack(pack, directory.resolve())
     current = store.latest_pack_hash(pack_id)
     return None if current is None else LoadedPack(store.get_pack(current), None)

@@ -16,10 +16,10 @@ from lhbench.jobs.runner import Assessment, Unit, short_reason
 from lhbench.jobs.states import StateProvider, state_id
 from lhbench.judges import StateRef, VerdictItem, VerdictJudge
 from lhbench.models import PreparedRequest, ReplyCache
-from lhbench.schema import EnvironmentKind, Run, Trajectory, Verdict
+from lhbench.schema import Run, Trajectory, Verdict
 from lhbench.store import ResultState, Store
 
-__all__ = ["STATE_TOOLS", "VerdictJob", "auto_failure_mode"]
+__all__ = ["VerdictJob"]
 
 
 @dataclass(frozen=True)
@@ -119,35 +119,3 @@ class VerdictJob:
     def write(self, results: Sequence[Verdict]) -> None:
         """Verdicts and the responses they came from, one transaction per batch."""
         self.store.save_verdicts(results, cache=drain_caches(self.caches, self.store))
-
-
-STATE_TOOLS = {
-    EnvironmentKind.FILESYSTEM: {
-        "list_directory",
-        "directory_tree",
-        "read_file",
-        "search_files",
-        "get_file_info",
-    },
-    EnvironmentKind.SQL: {"list_tables", "describe_table", "query"},
-}
-
-
-def auto_failure_mode(verdict: Verdict, label: bool, kind: EnvironmentKind) -> str | None:
-    """AJ-Bench A.7 modes (a) and (b) for a wrong agent verdict, from its tool use.
-
-    (a) no or omitted tool call: it never looked at the final state; (b) wrong tool: it
-    called tools, but none that read this environment's state. (c) misread output and
-    (d) wrong reasoning need a reviewer (``lhbench aj tag``).
-    """
-    if verdict.verdict is None or (verdict.verdict == "PASS") == label:
-        return None
-    if verdict.failure_mode:
-        return verdict.failure_mode
-    if verdict.judge.kind.value != "agent":
-        return None
-    if not verdict.tools_used:
-        return "a"
-    if not set(verdict.tools_used) & STATE_TOOLS.get(kind, set()):
-        return "b"
-    return None

@@ -39,7 +39,7 @@ def gui_tool_server(
     state: Path, modality: str, trajectory_file: Path | None
 ) -> tuple[str, list[str]]:
     """(command, args) of the GUI judge's stdio MCP server."""
-    args = ["-m", "lhbench.tools.gui_server", "--state", str(state), "--modality", modality]
+    args = ["-I", "-m", "lhbench.tools.gui_server", "--state", str(state), "--modality", modality]
     if trajectory_file is not None:
         args += ["--trajectory", str(trajectory_file)]
     return sys.executable, args

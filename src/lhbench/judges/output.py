@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Literal
 
-from pydantic import BaseModel, BeforeValidator, Field
+from pydantic import BaseModel, Field
 from pydantic_ai import ModelRetry
 
 from lhbench.schema import Tier
+from lhbench.schema.answers import JudgeInt, JudgeNumber
 
 __all__ = [
     "DimensionAnswer",
@@ -17,19 +18,6 @@ __all__ = [
     "RubricAnswer",
     "check_rubric_answer",
 ]
-
-
-def _json_number(value: Any) -> Any:
-    # pydantic's lax mode would read `true` as 1 and "5" as 5: a judge that answers so has
-    # not given a number, and its answer is re-asked (never stored as a score)
-    if isinstance(value, bool | str):
-        raise ValueError("must be a JSON number, not true/false or text")
-    return value
-
-
-# an integer (5.0 is 5) or a number a judge gives; true/false and numbers as text refused
-JudgeInt = Annotated[int, BeforeValidator(_json_number)]
-JudgeNumber = Annotated[float, BeforeValidator(_json_number)]
 
 
 class DimensionAnswer(BaseModel):

@@ -83,7 +83,7 @@ class PairwiseJudge:
             kind=JudgeKind.LLM,
             model=spec.model_string,
             family=spec.family,
-            endpoint=spec.base_url,
+            endpoint=spec.endpoint,
             prompt_version=PAIRWISE_PROMPT_VERSION,
             settings={
                 "temperature": spec.temperature,
@@ -143,7 +143,7 @@ class PairwiseJudge:
                 "run_b": item.run_b.id,
                 "left": "a",
                 "winner": winner,
-                "annotator": self.spec.model_string,
+                "annotator": self.identity.label,
                 "rater_kind": JudgeKind.LLM,
                 "rubric_id": item.rubric.id,
                 "rubric_hash": item.rubric.content_hash,

@@ -74,7 +74,7 @@ def rubric_judge_identity(
         kind=JudgeKind.LLM,
         model=spec.model_string,
         family=spec.family,
-        endpoint=spec.base_url,
+        endpoint=spec.endpoint,
         prompt_version=RUBRIC_PROMPT_VERSION,
         settings={
             "temperature": spec.temperature,

@@ -55,7 +55,7 @@ class ItemUnderReview:
 
 def web_tool_server(index: Path, trajectory_file: Path | None) -> tuple[str, list[str]]:
     """(command, args) of the search judge's stdio MCP server."""
-    args = ["-m", "lhbench.tools.web_server", "--index", str(index)]
+    args = ["-I", "-m", "lhbench.tools.web_server", "--index", str(index)]
     if trajectory_file is not None:
         args += ["--trajectory", str(trajectory_file)]
     return sys.executable, args

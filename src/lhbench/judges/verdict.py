@@ -97,7 +97,7 @@ def judge_tool_servers(
     *, root: Path | None = None, db_url: str | None = None, trajectory_file: Path | None = None
 ) -> list[tuple[str, list[str]]]:
     """(command, args) of the stdio MCP servers a judge gets for one replayed state."""
-    args = ["-m", "lhbench.tools", "state"]
+    args = ["-I", "-m", "lhbench.tools", "state"]
     if root is not None:
         args += ["--root", str(root)]
     if db_url is not None:
@@ -154,7 +154,7 @@ class VerdictJudge:
             kind=self.kind,
             model=self.spec.model_string,
             family=self.spec.family,
-            endpoint=self.spec.base_url,
+            endpoint=self.spec.endpoint,
             prompt_version=AGENT_PROMPT_VERSION,
             settings={
                 "tool_budget": self.tool_budget if self.agentic else 0,

@@ -25,9 +25,7 @@ if TYPE_CHECKING:
         cache_refresh,
         cache_salt,
         current_ledger,
-        current_salt,
         is_transport_error,
-        refreshing,
     )
     from lhbench.models.direct import DirectClient, PydanticAITransport, Transport, WireTransport
     from lhbench.models.replies import BatchedResponseCache, CacheRow, ReplyCache
@@ -72,11 +70,9 @@ __all__ = [
     "cache_refresh",
     "cache_salt",
     "current_ledger",
-    "current_salt",
     "direct_client",
     "infer_family",
     "is_transport_error",
-    "refreshing",
     "request_digest",
     "request_key",
     "resolve_model",
@@ -114,11 +110,9 @@ _MODULES = {
     "cache_refresh": "lhbench.models.calls",
     "cache_salt": "lhbench.models.calls",
     "current_ledger": "lhbench.models.calls",
-    "current_salt": "lhbench.models.calls",
     "direct_client": "lhbench.models.runtime",
     "infer_family": "lhbench.models.spec",
     "is_transport_error": "lhbench.models.calls",
-    "refreshing": "lhbench.models.calls",
     "request_digest": "lhbench.models.ask",
     "request_key": "lhbench.models.runtime",
     "resolve_model": "lhbench.models.spec",

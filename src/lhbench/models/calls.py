@@ -28,9 +28,7 @@ __all__ = [
     "cache_refresh",
     "cache_salt",
     "current_ledger",
-    "current_salt",
     "is_transport_error",
-    "refreshing",
     "retryable",
 ]
 
@@ -118,11 +116,6 @@ def cache_salt(salt: str) -> Iterator[None]:
         _SALT.reset(token)
 
 
-def current_salt() -> str:
-    """The cache salt of this context ('' outside ``cache_salt``)."""
-    return _SALT.get()
-
-
 @contextlib.contextmanager
 def cache_refresh(refresh: bool = True) -> Iterator[None]:
     """Ask the model again in this context, ignoring cached answers (and caching the new ones).
@@ -135,11 +128,6 @@ def cache_refresh(refresh: bool = True) -> Iterator[None]:
         yield
     finally:
         _REFRESH.reset(token)
-
-
-def refreshing() -> bool:
-    """Whether this context bypasses cached answers."""
-    return _REFRESH.get()
 
 
 def retryable(exc: BaseException) -> bool:

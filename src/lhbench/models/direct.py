@@ -319,7 +319,7 @@ class DirectClient:
     def prepare(self, ask: Ask, *, salt: str = "") -> PreparedRequest:
         """Encode ``ask`` once; the key hashes the bytes, the endpoint and the salt."""
         body = self.transport.encode(ask)
-        return PreparedRequest(ask, body, request_digest(salt, self.spec.base_url, body))
+        return PreparedRequest(ask, body, request_digest(salt, self.spec.endpoint, body))
 
     async def send(self, request: PreparedRequest) -> Reply:
         """The reply: from the cache, shared with an identical request in flight, or asked."""

@@ -227,7 +227,7 @@ class ManagedModel(WrapperModel):
             settings,
             messages,
             model_request_parameters,
-            endpoint=self.spec.base_url,
+            endpoint=self.spec.endpoint,
         )
         if self.cache is not None and not _REFRESH.get():
             doc = await asyncio.to_thread(self.cache.get_cached_response, key)

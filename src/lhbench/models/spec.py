@@ -11,6 +11,7 @@ Accepted forms:
 from __future__ import annotations
 
 import functools
+import os
 
 from pydantic import Field, NonNegativeFloat, PositiveFloat, PositiveInt
 
@@ -20,6 +21,8 @@ from lhbench.schema import Schema
 __all__ = ["PROVIDERS", "ModelSpec", "infer_family", "resolve_model"]
 
 PROVIDERS = ("openai", "anthropic", "google-gla", "test")
+# the environment variable each provider's SDK reads for its server when none is given
+_BASE_URL_ENV = {"openai": "OPENAI_BASE_URL", "anthropic": "ANTHROPIC_BASE_URL"}
 
 _FAMILY_HINTS = (
     ("claude", "anthropic"),
@@ -80,9 +83,23 @@ class ModelSpec(Schema):
         return f"{self.provider}:{self.name}"
 
     @property
+    def endpoint(self) -> str | None:
+        """The server asked: ``base_url``, else the SDK's environment override, else None.
+
+        The OpenAI and Anthropic clients read ``OPENAI_BASE_URL`` / ``ANTHROPIC_BASE_URL``
+        when no base URL is given, so a judge pointed at another server by the environment
+        is another judge: this is what its identity and the response-cache key record.
+        None: the provider's own server.
+        """
+        if self.base_url:
+            return self.base_url
+        env = _BASE_URL_ENV.get(self.provider)
+        return (os.environ.get(env) or None) if env else None
+
+    @property
     def pool_key(self) -> str:
         """Requests sharing this key share one concurrency limit (one provider endpoint)."""
-        return self.base_url or self.provider
+        return self.endpoint or self.provider
 
     def cost(self, input_tokens: int, output_tokens: int) -> float | None:
         """USD for a call: configured prices first, else the public price table; None if unknown."""

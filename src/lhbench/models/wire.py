@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import base64
 import json
-import os
 from typing import Any, ClassVar, Protocol
 
 import orjson
@@ -88,7 +87,7 @@ class OpenAIChat:
 
     def url(self, spec: ModelSpec) -> str:
         """``{base}/chat/completions``; the base defaults as the OpenAI SDK's does."""
-        base = spec.base_url or os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1"
+        base = spec.endpoint or "https://api.openai.com/v1"
         return base.rstrip("/") + "/chat/completions"
 
     def headers(self, api_key: str | None) -> dict[str, str]:
@@ -190,7 +189,7 @@ class AnthropicMessages:
 
     def url(self, spec: ModelSpec) -> str:
         """``{host}/v1/messages``, as the Anthropic SDK builds it."""
-        base = spec.base_url or os.environ.get("ANTHROPIC_BASE_URL") or "https://api.anthropic.com"
+        base = spec.endpoint or "https://api.anthropic.com"
         return base.rstrip("/") + "/v1/messages"
 
     def headers(self, api_key: str | None) -> dict[str, str]:

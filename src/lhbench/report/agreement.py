@@ -48,6 +48,8 @@ def agreement_section(data: ReportData) -> tuple[Section, dict[TierKey, PanelAgr
             "author",
             "judges",
             "mean pairwise κ",
+            "κ pairs",
+            "undefined κ pairs",
             "α (ordinal)",
             "mean variance",
             "runs",
@@ -61,8 +63,11 @@ def agreement_section(data: ReportData) -> tuple[Section, dict[TierKey, PanelAgr
             "so J judges scoring every unit give ratings = J × units. LH-Bench §8.6's "
             "'92 runs, 360 ratings' (under 92 × 4 rubrics = 368) counts units, not ratings.",
             "mean pairwise κ: mean over judge pairs of quadratic-weighted Cohen's κ on the "
-            "units both judges scored; α: Krippendorff's α (ordinal) over all judges and "
-            "units; mean variance: population variance across judges of a unit's scores, "
+            "units both judges scored, over the pairs where κ is defined; κ pairs: judge "
+            "pairs; undefined κ pairs: pairs left out of the mean (no unit scored by both, "
+            "or both judges gave one and the same level throughout, κ = 0/0); "
+            "α: Krippendorff's α (ordinal) over all judges and units; mean variance: "
+            "population variance across judges of a unit's scores, "
             "averaged over units two or more judges scored.",
         ],
     )
@@ -90,6 +95,8 @@ def agreement_section(data: ReportData) -> tuple[Section, dict[TierKey, PanelAgr
                 rubric.author.value if rubric else None,
                 len(agree.judges),
                 agree.mean_kappa,
+                agree.n_pairs,
+                agree.undefined_pairs,
                 agree.alpha,
                 agree.mean_variance,
                 agree.n_runs,

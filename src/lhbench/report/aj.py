@@ -1,26 +1,32 @@
 """Report section on Agent-as-a-Judge meta-evaluation (AJ-Bench Tables 3 and 9).
 
 AJ-Bench's Overall is the mean of the subdomain F1 scores (each averaged over repeats);
-the F1 of all items pooled is shown beside it, labelled. Its CI is a t-interval over
-repeats of the per-repeat overall. One row per judge configuration: a model's verdicts
-made under different settings (two tool budgets, two GUI modalities) are never pooled.
+the F1 of all units pooled is shown beside it, labelled. A unit is a run; in the search
+domain an answer (trajectory), whose items are folded into one result first, as AJ-Bench
+does (:func:`per_trajectory`); the item-level F1 has its own table. An undefined F1 (no
+positives) is n/a and left out of means; agent-minus-LLM Improvement compares both judges
+over the subdomains both have an F1 for and says "over k of n subdomains" when fewer.
+Its CI is a t-interval over repeats of the per-repeat overall (repeats paired by
+number). One row per judge configuration: a model's verdicts made under different
+settings (two tool budgets, two GUI modalities) are never pooled.
 """
 
 from __future__ import annotations
 
 import json
 import math
-from collections import defaultdict
-from collections.abc import Callable
+from collections import Counter, defaultdict
+from collections.abc import Callable, Mapping, Sequence
+from typing import TypeVar
 
 import numpy as np
 
 from lhbench.report.data import ReportData
-from lhbench.report.tables import Section, Table
-from lhbench.schema import Verdict
+from lhbench.report.tables import Cell, Section, Table
+from lhbench.schema import Run, Verdict
 from lhbench.stats import binary_metrics, macro_f1, t_ci
 
-__all__ = ["aj_section", "judge_configs"]
+__all__ = ["aj_section", "answer_of", "judge_configs", "per_trajectory"]
 
 
 def judge_configs(verdicts: list[Verdict]) -> Callable[[Verdict], tuple[str, str, str]]:
@@ -67,10 +73,66 @@ def _show(value: object) -> str:
     return value if isinstance(value, str) else json.dumps(value, sort_keys=True)
 
 
+R = TypeVar("R")
+
+
+def answer_of(run: Run | None) -> str | None:
+    """The search answer (trajectory) a search item's run belongs to: ``pack/task/answer``."""
+    if run is None or "item" not in run.metadata or "answer" not in run.metadata:
+        return None
+    return f"{run.pack_id}/{run.task_id}/{run.metadata['answer']}"
+
+
+def per_trajectory(
+    rows: Sequence[tuple[Verdict, bool, R]], runs: Mapping[str, Run]
+) -> tuple[list[tuple[Verdict, bool, R]], int]:
+    """Search items folded into one row per answer, as AJ-Bench scores its search domain.
+
+    AJ-Bench labels and judges a search answer item by item, then "aggregate[s] the
+    evaluations of all single items within a trajectory into a single result, from which
+    the F1 score is computed" (§4.1). The single result here: the answer passes when every
+    item of it passes (the label: every item labelled PASS; the verdict: every item judged
+    PASS, i.e. :func:`~lhbench.jobs.aj_search.answer_scores` = 1), the rule of the
+    benchmarks the items come from (WideSearch's table-level success). One row per judge
+    configuration, repeat and answer; rows of other runs are returned unchanged.
+
+    Returns:
+        The rows, and how many answers were left out because some of their items have no
+        verdict (an error) or no label: an answer is only scored whole.
+    """
+    items_of: Counter[str] = Counter(a for r in runs.values() if (a := answer_of(r)) is not None)
+    out: list[tuple[Verdict, bool, R]] = []
+    groups: dict[tuple[str, int, str], list[tuple[Verdict, bool, R]]] = defaultdict(list)
+    for v, label, rest in rows:
+        answer = answer_of(runs.get(v.run_id))
+        if answer is None:
+            out.append((v, label, rest))
+        else:
+            groups[(v.judge.key, v.repeat, answer)].append((v, label, rest))
+    partial = 0
+    for (_, _, answer), grp in sorted(groups.items(), key=lambda kv: kv[0]):
+        decided = [g for g in grp if g[0].verdict is not None]
+        if len({g[0].run_id for g in decided}) < items_of[answer]:
+            partial += 1
+            continue
+        said = all(g[0].verdict == "PASS" for g in decided)
+        first = decided[0][0]
+        folded = first.model_copy(
+            update={"run_id": answer, "verdict": "PASS" if said else "FAIL", "failure_mode": None}
+        )
+        out.append((folded, all(g[1] for g in decided), decided[0][2]))
+    return out, partial
+
+
+def _nanmean(values: Sequence[float]) -> float:
+    defined = [x for x in values if not math.isnan(x)]
+    return float(np.mean(defined)) if defined else math.nan
+
+
 def aj_section(data: ReportData, *, confidence: float = 0.95) -> Section:
     """Agent-as-a-Judge meta-evaluation (AJ-Bench Table 3 and Table 9)."""
     sec = Section("Agent-as-a-Judge meta-evaluation")
-    rows = []
+    item_rows = []
     unlabelled = 0
     for v in data.verdicts:
         label = data.label_of(v.run_id)
@@ -80,25 +142,27 @@ def aj_section(data: ReportData, *, confidence: float = 0.95) -> Section:
             continue
         task = data.task_of(run)
         sub = (task.tags.subdomain or task.tags.category) if task else None
-        rows.append((v, label, sub or "all"))
-    if not rows:
+        item_rows.append((v, label, sub or "all"))
+    if not item_rows:
         sec.empty = "No verdicts with labels yet: `lhbench aj run` produces them."
         return sec
-    errors = sum(1 for v, _, _ in rows if v.verdict is None)
-    subs = sorted({s for _, _, s in rows})
-    cfg = judge_configs([v for v, _, _ in rows])
-    configs = sorted({cfg(v) for v, _, _ in rows})
+    errors = sum(1 for v, _, _ in item_rows if v.verdict is None)
+    # search items scored per answer (AJ-Bench §4.1); every other run is its own unit
+    search_items = [r for r in item_rows if answer_of(data.runs.get(r[0].run_id)) is not None]
+    rows, partial = per_trajectory([r for r in item_rows if r[0].verdict is not None], data.runs)
+    subs = sorted({s for _, _, s in item_rows})
+    cfg = judge_configs([v for v, _, _ in item_rows])
+    configs = sorted({cfg(v) for v, _, _ in item_rows})
 
-    def f1_runs(config: tuple[str, str, str], sub: str | None) -> list[float]:
+    def f1_by_repeat(config: tuple[str, str, str], sub: str | None) -> dict[int, float]:
+        """Repeat number -> F1 (NaN when undefined: no PASS among labels or verdicts)."""
         by_repeat: dict[int, tuple[list[bool], list[bool]]] = defaultdict(lambda: ([], []))
         for v, label, s in rows:
-            if cfg(v) != config or v.verdict is None:
-                continue
-            if sub is not None and s != sub:
+            if cfg(v) != config or (sub is not None and s != sub):
                 continue
             by_repeat[v.repeat][0].append(label)
             by_repeat[v.repeat][1].append(v.verdict == "PASS")
-        return [binary_metrics(t, p).f1 for t, p in (by_repeat[k] for k in sorted(by_repeat))]
+        return {k: binary_metrics(t, p).f1 for k, (t, p) in sorted(by_repeat.items())}
 
     main = Table(
         slug="aj_f1",
@@ -119,10 +183,12 @@ def aj_section(data: ReportData, *, confidence: float = 0.95) -> Section:
         digits=2,
         notes=[
             "overall: the unweighted mean of the subdomain F1 scores, as AJ-Bench reports it; "
-            "pooled F1: one F1 over every item of every subdomain (weighs large subdomains "
-            "more). PASS is the positive class. A judge model whose verdicts were made under "
-            "different settings (tool budget, modality, ...) has one row per setting. "
-            f"{errors} verdict(s) were errors and are left out"
+            "pooled F1: one F1 over every unit of every subdomain (weighs large subdomains "
+            "more). PASS is the positive class; n: judged units (runs; a search answer is "
+            "one unit). F1 is undefined (n/a) where there are no positives, no PASS among "
+            "labels or verdicts, and left out of the means. A judge model whose verdicts "
+            "were made under different settings (tool budget, modality, ...) has one row per "
+            f"setting. {errors} verdict(s) were errors and are left out"
             + (
                 f"; so are {unlabelled} verdict(s) on runs with no pass/fail label."
                 if unlabelled
@@ -130,44 +196,56 @@ def aj_section(data: ReportData, *, confidence: float = 0.95) -> Section:
             )
         ],
     )
-    f1_means: dict[tuple[str, str, str], list[float]] = {}
+    if search_items:
+        main.notes.append(
+            "Search subdomains are scored per answer (trajectory), as AJ-Bench does: an "
+            "answer passes when every one of its items passes, by its labels and by the "
+            "judge's verdicts, and F1 is over answers"
+            + (
+                f"; {partial} answer(s) left out: an item has no verdict or no label."
+                if partial
+                else "."
+            )
+            + " The item-level F1 is in its own table, labelled."
+        )
+    f1_means: dict[tuple[str, str, str], dict[str, float]] = {}
     for config in configs:
         model, kind, setting = config
-        per_sub_runs = {s: f1_runs(config, s) for s in subs}
-        per_sub = [
-            float(np.mean(per_sub_runs[s])) * 100 if per_sub_runs[s] else math.nan for s in subs
-        ]
-        repeats = sorted({k for s in subs for k in range(len(per_sub_runs[s]))})
+        per_sub_runs = {s: f1_by_repeat(config, s) for s in subs}
+        per_sub = {s: _nanmean(list(per_sub_runs[s].values())) * 100 for s in subs}
+        # repeats are paired by their number: repeat k of every subdomain that has one
+        repeats = sorted({k for s in subs for k in per_sub_runs[s]})
         per_repeat = []
         for k in repeats:
-            here = {s: per_sub_runs[s][k] for s in subs if k < len(per_sub_runs[s])}
-            if here:
+            here = {s: per_sub_runs[s][k] for s in subs if k in per_sub_runs[s]}
+            if any(not math.isnan(x) for x in here.values()):
                 per_repeat.append(macro_f1(here))
-        present = {s: v for s, v in zip(subs, per_sub, strict=True) if not math.isnan(v)}
+        present = {s: x for s, x in per_sub.items() if not math.isnan(x)}
         overall = macro_f1(present) if present else math.nan
         lo, hi = (
             t_ci(per_repeat, confidence, bounds=(0.0, 1.0))
             if len(per_repeat) > 1
             else (math.nan, math.nan)
         )
-        pooled = f1_runs(config, None)
-        n = sum(1 for v, _, _ in rows if cfg(v) == config and v.verdict is not None)
+        pooled = f1_by_repeat(config, None)
+        n = sum(1 for v, _, _ in rows if cfg(v) == config)
         main.rows.append(
             [
                 model,
                 "✓" if kind == "agent" else "✗",
                 setting,
-                *per_sub,
+                *[per_sub[s] for s in subs],
                 overall,
                 lo * 100,
                 hi * 100,
-                float(np.mean(pooled)) * 100 if pooled else math.nan,
+                _nanmean(list(pooled.values())) * 100,
                 len(per_repeat),
                 n,
             ]
         )
-        f1_means[config] = [*per_sub, overall]
-    # agent minus LLM judge of the same model, when the model has one LLM configuration
+        f1_means[config] = per_sub
+    # agent minus LLM judge of the same model, when the model has one LLM configuration;
+    # both overalls over the subdomains where both have an F1, never over different sets
     for model in sorted({m for m, _, _ in configs}):
         llm = [c for c in configs if c[:2] == (model, "llm")]
         agents = [c for c in configs if c[:2] == (model, "agent")]
@@ -177,26 +255,46 @@ def aj_section(data: ReportData, *, confidence: float = 0.95) -> Section:
                 f"{len(llm)} settings, so there is no one LLM judge to subtract."
             )
         for agent in agents if len(llm) == 1 else ():
-            diff = [a - b for a, b in zip(f1_means[agent], f1_means[llm[0]], strict=True)]
-            main.rows.append([model, "improvement", agent[2], *diff, None, None, None, None, None])
+            a, b = f1_means[agent], f1_means[llm[0]]
+            shared = [s for s in subs if not math.isnan(a[s]) and not math.isnan(b[s])]
+            diff = [a[s] - b[s] if s in shared else math.nan for s in subs]
+            gain = (
+                macro_f1({s: a[s] for s in shared}) - macro_f1({s: b[s] for s in shared})
+                if shared
+                else math.nan
+            )
+            main.rows.append([model, "improvement", agent[2], *diff, gain, *[None] * 5])
+            if len(shared) < len(subs):
+                main.notes.append(
+                    f"Improvement of {model}"
+                    + (f" [{agent[2]}]" if agent[2] else "")
+                    + f": over {len(shared)} of {len(subs)} subdomains, the ones where both "
+                    "the agent and the LLM judge have an F1 (both overalls recomputed over "
+                    "that set)."
+                )
     sec.tables.append(main)
     sec.plots["aj_f1"] = (
         subs,
-        {(f"{m} [{st}]" if st else m, k): vals for (m, k, st), vals in f1_means.items()},
+        {
+            (f"{m} [{st}]" if st else m, k): [
+                *(vals[s] for s in subs),
+                _row_overall(main, (m, k, st)),
+            ]
+            for (m, k, st), vals in f1_means.items()
+        },
     )
+    if search_items:
+        sec.tables.append(_item_level(search_items, cfg, configs))
 
     detail = Table(
         slug="aj_metrics",
-        title="FPR, FNR, precision and recall (%) by subdomain, all repeats pooled",
+        title="FPR, FNR, precision and recall (%) by subdomain, all repeats pooled "
+        "(search: per answer)",
         columns=["judge model", "agentic", "metric", "judge settings", *subs, "overall"],
     )
     for config in configs:
         model, kind, setting = config
-        mine = [
-            (lab, v.verdict == "PASS", s)
-            for v, lab, s in rows
-            if cfg(v) == config and v.verdict is not None
-        ]
+        mine = [(lab, v.verdict == "PASS", s) for v, lab, s in rows if cfg(v) == config]
         if not mine:
             continue
         metrics = {
@@ -220,7 +318,7 @@ def aj_section(data: ReportData, *, confidence: float = 0.95) -> Section:
     sec.tables.append(detail)
     modes = [
         v.failure_mode
-        for v, label, _ in rows
+        for v, label, _ in item_rows
         if v.verdict is not None and (v.verdict == "PASS") != label and v.failure_mode
     ]
     if modes:
@@ -234,3 +332,52 @@ def aj_section(data: ReportData, *, confidence: float = 0.95) -> Section:
             fm.rows.append([mode, cnt, 100 * cnt / len(modes)])
         sec.tables.append(fm)
     return sec
+
+
+def _row_overall(table: Table, config: tuple[str, str, str]) -> float:
+    """The overall F1 of a configuration's row (for the plot)."""
+    model, kind, setting = config
+    agentic = "✓" if kind == "agent" else "✗"
+    col = table.columns.index("overall")
+    for row in table.rows:
+        if row[:3] == [model, agentic, setting]:
+            value = row[col]
+            return float(value) if isinstance(value, int | float) else math.nan
+    return math.nan
+
+
+def _item_level(
+    rows: Sequence[tuple[Verdict, bool, str]],
+    cfg: Callable[[Verdict], tuple[str, str, str]],
+    configs: list[tuple[str, str, str]],
+) -> Table:
+    """Search subdomains scored per item (lhbench's figure, not AJ-Bench's)."""
+    subs = sorted({s for _, _, s in rows})
+    table = Table(
+        slug="aj_search_items",
+        title="Search subdomains, item level: F1 (%) over single items, mean over repeats "
+        "(not AJ-Bench's figure)",
+        columns=["judge model", "agentic", "judge settings", *subs, "items"],
+        digits=2,
+        notes=[
+            "Each item of an answer counted as its own unit. AJ-Bench scores the search "
+            "domain per answer (the F1 table above); this item-level F1 is lhbench's, for "
+            "diagnosis. Verdicts that are errors are left out."
+        ],
+    )
+    for config in configs:
+        mine = [(v, lab, s) for v, lab, s in rows if cfg(v) == config and v.verdict is not None]
+        if not mine:
+            continue
+        cells: list[Cell] = []
+        for sub in subs:
+            by_repeat: dict[int, tuple[list[bool], list[bool]]] = defaultdict(lambda: ([], []))
+            for v, lab, s in mine:
+                if s == sub:
+                    by_repeat[v.repeat][0].append(lab)
+                    by_repeat[v.repeat][1].append(v.verdict == "PASS")
+            f1s = [binary_metrics(t, p).f1 for t, p in by_repeat.values()]
+            cells.append(_nanmean(f1s) * 100)
+        model, kind, setting = config
+        table.rows.append([model, "✓" if kind == "agent" else "✗", setting, *cells, len(mine)])
+    return table

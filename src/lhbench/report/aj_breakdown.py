@@ -18,7 +18,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from lhbench.report.aj import judge_configs
+from lhbench.report.aj import judge_configs, per_trajectory
 from lhbench.report.data import ReportData
 from lhbench.report.tables import Section, Table
 from lhbench.schema import Verdict
@@ -73,6 +73,10 @@ def aj_breakdown_section(data: ReportData, *, confidence: float = 0.95) -> Secti
     if not rows:
         sec.empty = "No verdicts with labels yet: `lhbench aj run` produces them."
         return sec
+    item_rows = rows
+    # F1 and its family are over units: a search answer is one (AJ-Bench §4.1)
+    folded, partial = per_trajectory([(v, lab, tuple(rest)) for v, lab, *rest in rows], data.runs)
+    rows = [(v, lab, *rest) for v, lab, rest in folded]  # type: ignore[misc]
     pct = int(confidence * 100)
     table = Table(
         slug="aj_domains",
@@ -94,7 +98,10 @@ def aj_breakdown_section(data: ReportData, *, confidence: float = 0.95) -> Secti
             "subdomain '(domain)': every item of the domain pooled per repeat. judge "
             "settings: those that differ between one model's verdicts (one row each). PASS is the "
             "positive class; verdicts that are errors are left out. A metric's CI is over "
-            "the repeats where it is defined (FPR needs a failing run, FNR a passing one)."
+            "the repeats where it is defined (FPR needs a failing run, FNR a passing one; "
+            "F1 and precision a PASS, recall a passing run). n: judged units (a search "
+            "answer is one unit: it passes when every one of its items passes)."
+            + (f" {partial} search answer(s) left out: an item has no verdict." if partial else "")
         ],
     )
 
@@ -155,7 +162,7 @@ def aj_breakdown_section(data: ReportData, *, confidence: float = 0.95) -> Secti
     )
     # per judge configuration: a model under two tool budgets fails in different ways
     wrong: dict[tuple[str, str, str, str], list[str]] = defaultdict(list)
-    for v, lab, domain, sub, kind in rows:
+    for v, lab, domain, sub, kind in item_rows:
         if v.judge.kind.value == "agent" and (v.verdict == "PASS") != lab:
             key = (v.judge.model, judge_config(v)[2], domain, sub)
             wrong[key].append(failure_mode(v, lab, kind) or "?")
@@ -204,7 +211,17 @@ def aj_breakdown_section(data: ReportData, *, confidence: float = 0.95) -> Secti
             by_budget[(v.judge.model, b)].append((v, lab, sub))
     for (model, b), bgrp in sorted(by_budget.items()):
         overall, pooled_f1 = _overall(bgrp)
-        calls = float(np.mean([v.tool_calls for v, _, _ in bgrp]))
+        calls = float(
+            np.mean(
+                [
+                    v.tool_calls
+                    for v, *_ in item_rows
+                    if v.judge.kind.value == "agent"
+                    and v.judge.model == model
+                    and int(v.judge.settings.get("tool_budget", 0)) == b
+                ]
+            )
+        )
         budget.rows.append([model, b, overall, pooled_f1, calls, len(bgrp)])
     if budget.rows:
         sec.tables.append(budget)
@@ -288,6 +305,7 @@ def _overall(grp: Sequence[tuple[Verdict, bool, str]]) -> tuple[float, float]:
     per_sub = {}
     for sub in sorted({s for *_, s in grp}):
         f1s = _per_repeat([(v.repeat, lab, v.verdict == "PASS") for v, lab, s in grp if s == sub])
-        per_sub[sub] = float(np.mean(f1s["f1"]))
+        per_sub[sub] = _mean(f1s["f1"]) / 100
     pooled = _per_repeat([(v.repeat, lab, v.verdict == "PASS") for v, lab, _ in grp])
-    return macro_f1(per_sub) * 100, _mean(pooled["f1"])
+    defined = {s: x for s, x in per_sub.items() if not math.isnan(x)}
+    return (macro_f1(defined) * 100 if defined else math.nan), _mean(pooled["f1"])

@@ -233,8 +233,14 @@ def _rater_tables(data: ReportData, by: Sequence[str], kinds: list[str]) -> list
     tables = [wr]
     # matched comparisons: one unordered pair of runs judged by humans and by a rater;
     # each non-human rater (each pairwise judge) is compared with the humans on its own
+    # a rater is a judge configuration (its config hash: model, endpoint, settings,
+    # prompt), never a model string: two configurations of one model are two rows
     humans: dict[tuple[str, str], list[str]] = defaultdict(list)
-    raters: dict[tuple[str, str], dict[tuple[str, str], str]] = defaultdict(dict)
+    raters: dict[tuple[str, str, str], dict[tuple[str, str], str]] = defaultdict(dict)
+    configs_of: dict[tuple[str, str], set[str]] = defaultdict(set)
+    for v in data.votes:
+        if v.rater_kind != JudgeKind.HUMAN and v.winner is not None:
+            configs_of[(v.rater_kind.value, v.annotator)].add(v.judge_key or "")
     for v in data.votes:
         if v.winner is None:
             continue
@@ -245,7 +251,7 @@ def _rater_tables(data: ReportData, by: Sequence[str], kinds: list[str]) -> list
         if v.rater_kind == JudgeKind.HUMAN:
             humans[(a, b)].append(outcome)
         else:
-            raters[(v.rater_kind.value, v.annotator)][(a, b)] = outcome
+            raters[(v.rater_kind.value, v.annotator, v.judge_key or "")][(a, b)] = outcome
     agree = Table(
         slug="rater_agreement",
         title="Human vs. each other rater on matched comparisons (3-class A/B/tie, nominal κ)",
@@ -253,10 +259,14 @@ def _rater_tables(data: ReportData, by: Sequence[str], kinds: list[str]) -> list
         digits=3,
         notes=[
             "The human outcome of a pair with several human votes is their majority "
-            "(a tie when there is none)."
+            "(a tie when there is none). One row per judge configuration (model, endpoint, "
+            "settings and prompt); '[abc123]' names the configuration where one model has "
+            "several."
         ],
     )
-    for (kind, name), outcomes in sorted(raters.items()):
+    for (kind, annotator, config), outcomes in sorted(raters.items()):
+        several = len(configs_of[(kind, annotator)]) > 1
+        name = f"{annotator} [{config[:6] or 'no config'}]" if several else annotator
         matched = [
             (_majority(humans[pair]), outcome)
             for pair, outcome in sorted(outcomes.items())

@@ -39,6 +39,7 @@ __all__ = [
     "configured_panel",
     "current_chapter_grades",
     "current_grades",
+    "current_votes",
     "group_label",
 ]
 
@@ -75,6 +76,10 @@ class Exclusions:
     not_in_panel: Counter[str] = field(default_factory=Counter)
     unknown_run: int = 0
     stale_votes: int = 0
+    stale_vote_judge: Counter[str] = field(default_factory=Counter)
+    stale_labels: int = 0
+    # packs whose directory changed since they were registered (jobs.packs.refresh_packs)
+    pack_changes: list[str] = field(default_factory=list)
     failed_votes: int = 0
     # runs that failed for infrastructure (run id -> why), and their judgements left out
     infra_runs: dict[str, str] = field(default_factory=dict)
@@ -113,7 +118,7 @@ class Exclusions:
 
     def notes(self) -> list[str]:
         """One sentence per reason, for the report's header."""
-        out = []
+        out = list(self.pack_changes)
         if (infra := self.infra_note()) is not None:
             out.append(infra[0].upper() + infra[1:])
         if self.infra_labels:
@@ -121,6 +126,12 @@ class Exclusions:
                 f"{self.infra_labels} check(s) could not run for infrastructure (a package, "
                 "browser or sandbox missing here): no label, in no pass rate; "
                 "`lhbench verify` runs them again."
+            )
+        if self.stale_labels:
+            out.append(
+                f"{self.stale_labels} check label(s) excluded: made by a verify script or "
+                "check of a task whose content changed since (`lhbench verify` checks the "
+                "runs again; `--include-stale` keeps them)."
             )
         for (rubric, version), n in sorted(self.stale_rubric.items()):
             what = f"rubric {rubric} v{version}" if version else f"rubric {rubric}"
@@ -141,6 +152,11 @@ class Exclusions:
             out.append(
                 f"{self.stale_votes} pairwise-judge vote(s) excluded: made with a rubric "
                 "content that is not current."
+            )
+        for judge, n in sorted(self.stale_vote_judge.items()):
+            out.append(
+                f"{n} pairwise-judge vote(s) by {judge} excluded: made with earlier judge "
+                "settings or prompt (`--include-stale` keeps them)."
             )
         if self.failed_votes:
             out.append(f"{self.failed_votes} pairwise-judge comparison(s) failed (not votes).")
@@ -227,6 +243,51 @@ def current_grades(
             continue
         keep.append(g)
     return keep, ex
+
+
+def current_votes(
+    votes: Iterable[PreferenceVote],
+    runs: dict[str, Run],
+    rubric_hashes: dict[tuple[str, str], str],
+    library: dict[str, str],
+    ex: Exclusions,
+) -> list[PreferenceVote]:
+    """Votes made with the current rubric content by current pairwise judges.
+
+    The rule grades follow (:func:`current_grades` without a panel): a pairwise judge's
+    current configuration is its most recently used one (newest vote, failed ones
+    included), so a vote made under earlier settings, prompt or endpoint is stale, and an
+    LLM win rate never pools two configurations. Human votes are always current.
+    Exclusions are counted in ``ex``.
+    """
+    listed = list(votes)
+    latest: dict[str, tuple[datetime, str]] = {}
+    for v in listed:
+        if v.rater_kind != JudgeKind.HUMAN and v.judge_key:
+            seen = latest.get(v.annotator)
+            if seen is None or (v.created_at, v.judge_key) > seen:
+                latest[v.annotator] = (v.created_at, v.judge_key)
+    keep = []
+    for v in listed:
+        if v.status != "ok":
+            continue
+        if v.rater_kind == JudgeKind.HUMAN:
+            keep.append(v)
+            continue
+        current = (
+            None
+            if v.rubric_id is None
+            else library.get(v.rubric_id)
+            if (run := runs.get(v.run_a)) is None
+            else rubric_hashes.get((run.pack_id, v.rubric_id)) or library.get(v.rubric_id)
+        )
+        if current and v.rubric_hash != current:
+            ex.stale_votes += 1
+        elif v.judge_key and latest[v.annotator][1] != v.judge_key:
+            ex.stale_vote_judge[v.annotator] += 1
+        else:
+            keep.append(v)
+    return keep
 
 
 def _infra_reason(run: Run) -> str:
@@ -337,15 +398,25 @@ class ReportData:
         *,
         include_stale: bool = False,
         panel: set[str] | None = None,
+        check_packs: bool = True,
     ) -> ReportData:
         """Load what the report needs from ``store``.
 
         Args:
             store: The store.
-            include_stale: Keep grades and votes made with earlier rubric content or
-                judge settings.
+            include_stale: Keep grades, votes and labels made with earlier rubric or
+                check content or judge settings.
             panel: Judge config hashes of the configured panel (None: none configured).
+            check_packs: First check every registered pack against its directory and
+                re-register what changed (:func:`lhbench.jobs.packs.refresh_packs`; a
+                stat of each file, hashed only when a stat changed), saying so in the
+                notes, so an edited rubric or verify script is never read as current.
         """
+        changes: list[str] = []
+        if check_packs:
+            from lhbench.jobs.packs import refresh_packs
+
+            changes = [c.note for c in refresh_packs(store)]
         tasks: list[tuple[str, Task]] = []
         rubrics: list[Rubric] = []
         rubric_hashes: dict[tuple[str, str], str] = {}
@@ -358,12 +429,25 @@ class ReportData:
                 library.setdefault(r.id, r.content_hash)
         for _pack_id, _version, content_hash in store.list_pack_versions():
             rubrics.extend(store.get_pack(content_hash).rubrics)
+        task_hashes = {(pack_id, t.id): t.content_hash for pack_id, t in tasks}
         runs = store.list_runs()
+        by_id = {r.id: r for r in runs}
+        labels, stale_labels = [], 0
+        for lab in store.list_labels():
+            run = by_id.get(lab.run_id)
+            current = task_hashes.get((run.pack_id, run.task_id)) if run else None
+            # a verify script's or hook check's label records its task's content hash
+            scripted = lab.source.startswith(("verify:", "check:"))
+            if scripted and lab.check_hash and current and lab.check_hash != current:
+                stale_labels += 1
+                if not include_stale:
+                    continue
+            labels.append(lab)
         all_votes = store.list_votes(include_failed=True)
         data = cls.build(
             runs,
             verdicts=store.list_verdicts(),
-            labels=store.list_labels(),
+            labels=labels,
             tasks=tasks,
             rubrics=rubrics,
         )
@@ -384,20 +468,17 @@ class ReportData:
             data.excluded.infra_runs = before.infra_runs
             data.excluded.infra_judgements = before.infra_judgements
             data.excluded.infra_labels = before.infra_labels
-            data.votes = []
-            for v in ok_votes:
-                current = (
-                    None
-                    if v.rubric_id is None
-                    else library.get(v.rubric_id)
-                    if (run := data.runs.get(v.run_a)) is None
-                    else rubric_hashes.get((run.pack_id, v.rubric_id)) or library.get(v.rubric_id)
-                )
-                if v.rater_kind != JudgeKind.HUMAN and current and v.rubric_hash != current:
-                    data.excluded.stale_votes += 1
-                else:
-                    data.votes.append(v)
+            data.votes = current_votes(
+                [v for v in all_votes if v.chapter_id is None],
+                data.runs,
+                rubric_hashes,
+                library,
+                data.excluded,
+            )
         data.excluded.failed_votes = len(data.failed_votes)
+        data.excluded.pack_changes = changes
+        if not include_stale:
+            data.excluded.stale_labels = stale_labels
         data.chapter_grades = keep(store.list_chapter_grades())
         data.chapter_votes = keep(
             store.list_votes(rater_kind=JudgeKind.HUMAN.value, chapter_level=True)

@@ -33,7 +33,7 @@ from typing import Any, Literal
 
 import orjson
 
-from lhbench import __version__
+from lhbench._version import __version__
 from lhbench.judges.panel import TierKey, panel_scores, tier_keys
 from lhbench.report.data import ReportData
 from lhbench.schema import Grade, Role, Run, RunStatus, Step, StepKind, Usage, Verdict

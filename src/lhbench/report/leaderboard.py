@@ -15,9 +15,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from lhbench.judges import TierKey, panel_scores, tier_keys
+from lhbench.judges.panel import _key_of
 from lhbench.report.data import ReportData, group_label
 from lhbench.report.tables import Cell, Section, Table
-from lhbench.schema import MIXED_SCALE_RULE, Scale, Tier
+from lhbench.schema import MIXED_SCALE_RULE, GradeStatus, Scale, Tier
 from lhbench.stats import bootstrap_ci, few_clusters_note, panel_agreement, proportion
 from lhbench.stats.agreement import normalised_score
 
@@ -45,6 +46,8 @@ class LeaderboardRow:
     judge_means: dict[str, float]
     dimension_means: dict[str, float]
     variance: float
+    incomplete: int = 0
+    panel: int = 0
 
 
 @dataclass(frozen=True)
@@ -137,6 +140,14 @@ def leaderboard_rows(
 ) -> list[LeaderboardRow]:
     """Per-group rows, best mean first (only runs of ``pack_id`` when given)."""
     scores = panel_scores(data.grades, key)
+    # the tier's panel: every judge that graded it; a run scored by fewer (a judge's grade
+    # failed or is missing) has an incomplete panel, its score a mean over fewer judges
+    on_key = [g for g in data.grades if tuple(_key_of(g)) == tuple(key)]
+    panel = {g.judge.key for g in on_key}
+    scored_by: dict[str, set[str]] = defaultdict(set)
+    for g in on_key:
+        if g.status == GradeStatus.OK and g.tier_score is not None:
+            scored_by[g.run_id].add(g.judge.key)
     groups: dict[str, list[str]] = defaultdict(list)
     for run_id in sorted(scores):
         run = data.runs.get(run_id)
@@ -175,6 +186,8 @@ def leaderboard_rows(
                     for d in dims
                 },
                 variance=float(np.mean([scores[r].variance for r in run_ids])),
+                incomplete=sum(1 for r in run_ids if scored_by[r] < panel),
+                panel=len(panel),
             )
         )
     rows.sort(key=lambda r: (-r.mean, r.group))
@@ -230,17 +243,36 @@ def leaderboard_section(data: ReportData, by: Sequence[str], *, seed: int = 0) -
         for r in rows:
             if warning := few_clusters_note(r.tasks):
                 notes.append(f"{r.group}: {warning}.")
+        incomplete = [r for r in rows if r.incomplete]
+        for r in incomplete:
+            notes.append(
+                f"{r.group}: incomplete panel on {r.incomplete} of {r.n} run(s): scored by "
+                f"fewer than the tier's {r.panel} judges (a judge's grade failed or is "
+                "missing), so those runs' panel score is the mean of the judges that scored."
+            )
         table = Table(
             slug=slug,
             title=f"{key.title} tier: mean panel score (scale {_scale_range(data, key)}), "
             "95% bootstrap CI over tasks",
-            columns=["rank", "group", "score", "ci_low", "ci_high", "n", "tasks", *judges, "var"],
+            columns=[
+                "rank",
+                "group",
+                "score",
+                "ci_low",
+                "ci_high",
+                "n",
+                "tasks",
+                *judges,
+                "var",
+                "incomplete panel",
+            ],
             notes=notes,
         )
         for i, r in enumerate(rows, 1):
             row: list[Cell] = [i, r.group, r.mean, r.ci[0], r.ci[1], r.n, r.tasks]
             row += [r.judge_means.get(j, math.nan) for j in judges]
-            table.rows.append([*row, r.variance])
+            flag = f"{r.incomplete} of {r.n} runs" if r.incomplete else ""
+            table.rows.append([*row, r.variance, flag])
         sec.tables.append(table)
         sec.plots[slug] = rows
 
@@ -273,7 +305,12 @@ def leaderboard_section(data: ReportData, by: Sequence[str], *, seed: int = 0) -
             drow: list[Cell] = [i, r.group, r.mean, r.n]
             decomp.rows.append(drow + [r.dimension_means.get(d, math.nan) for d in dims])
         if len(agree.judges) >= 2:
-            krow: list[Cell] = ["κ", "mean pairwise κ (quadratic)", agree.mean_kappa, agree.n_runs]
+            krow: list[Cell] = [
+                "κ",
+                f"mean pairwise κ (quadratic), over {agree.kappa_pairs_note}",
+                agree.mean_kappa,
+                agree.n_runs,
+            ]
             decomp.rows.append(krow + [agree.dimension_kappa.get(d, math.nan) for d in dims])
         sec.tables.append(decomp)
     passes = pass_rate_rows(data, by)

@@ -7,6 +7,7 @@ forwarder that is a sandbox's only way out, and resource limits.
 
 from lhbench.sandbox.answer import AnswerFault, CheckAnswer, CheckAnswerError, read_check_answer
 from lhbench.sandbox.base import (
+    DiskLimitExceeded,
     Finished,
     Prepared,
     Sandbox,
@@ -44,6 +45,7 @@ __all__ = [
     "CheckAnswer",
     "CheckAnswerError",
     "ContainerSandbox",
+    "DiskLimitExceeded",
     "Endpoint",
     "Finished",
     "Forwarder",

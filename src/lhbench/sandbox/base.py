@@ -15,21 +15,24 @@ import os
 import signal
 import subprocess
 import tempfile
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO, Protocol
 
-from lhbench.errors import InfrastructureError
+from lhbench.errors import InfrastructureError, LhbenchError
 from lhbench.sandbox.policy import SandboxPolicy
 
 __all__ = [
+    "DiskLimitExceeded",
     "Finished",
     "Prepared",
     "Sandbox",
     "SandboxUnavailable",
     "run_sandboxed",
     "run_sandboxed_sync",
+    "written_bytes",
 ]
 
 
@@ -38,6 +41,75 @@ class SandboxUnavailable(InfrastructureError):
 
     Infrastructure, never a score: the unit is retried once a sandbox works.
     """
+
+
+class DiskLimitExceeded(LhbenchError):
+    """A sandboxed command wrote more than its disk limit; it was stopped."""
+
+    def __init__(self, where: Sequence[Path], limit_mb: int, grown: int) -> None:
+        places = ", ".join(str(p) for p in where)
+        super().__init__(
+            f"disk limit of {limit_mb} MiB reached: the command wrote {grown >> 20} MiB "
+            f"into {places} and was stopped"
+        )
+        self.limit_mb = limit_mb
+        self.grown = grown
+
+
+def written_bytes(roots: Sequence[Path]) -> int:
+    """Disk space used under ``roots`` (allocated blocks; links not followed, each inode once)."""
+    seen: set[tuple[int, int]] = set()
+    total = 0
+    stack = [str(r) for r in roots]
+    while stack:
+        top = stack.pop()
+        try:
+            it = os.scandir(top)
+        except OSError:
+            continue
+        with it:
+            for e in it:
+                try:
+                    st = e.stat(follow_symlinks=False)
+                except OSError:
+                    continue
+                if (st.st_dev, st.st_ino) in seen:
+                    continue
+                seen.add((st.st_dev, st.st_ino))
+                total += st.st_blocks * 512
+                if e.is_dir(follow_symlinks=False):
+                    stack.append(e.path)
+    return total
+
+
+DISK_POLL_S = 0.5
+
+
+class _DiskWatch:
+    """How much a command's writable mounts grew; set ``over`` once past the limit."""
+
+    def __init__(self, policy: SandboxPolicy) -> None:
+        self.limit = policy.limits.disk_mb
+        self.roots = [m.source for m in policy.mounts if m.writable and not m.empty]
+        self.base = written_bytes(self.roots) if self.limit and self.roots else 0
+        self.grown = 0
+        self.over = False
+
+    @property
+    def active(self) -> bool:
+        return bool(self.limit and self.roots)
+
+    def check(self) -> bool:
+        """True when past the limit (measured now)."""
+        if not self.active or self.limit is None:
+            return False
+        self.grown = max(self.grown, written_bytes(self.roots) - self.base)
+        if self.grown > self.limit << 20:
+            self.over = True
+        return self.over
+
+    def error(self) -> DiskLimitExceeded:
+        return DiskLimitExceeded(self.roots, self.limit or 0, self.grown)
 
 
 @dataclass
@@ -66,6 +138,7 @@ class Finished:
     stderr: bytes
     timed_out: bool
     backend: str
+    disk_limit: DiskLimitExceeded | None = None  # stopped for writing past its disk limit
 
     def text(self, which: str = "stdout") -> str:
         """Decoded output."""
@@ -150,6 +223,8 @@ async def run_sandboxed(
                 else None
             )
             timed_out = False
+            disk = _DiskWatch(policy)
+            watch = asyncio.ensure_future(_watch_disk(disk, proc.pid)) if disk.active else None
             try:
                 await asyncio.wait_for(_finish(proc, stdin, copy), policy.limits.wall_s)
             except TimeoutError:
@@ -158,6 +233,10 @@ async def run_sandboxed(
                 await proc.wait()
             finally:
                 _kill_group(proc.pid)  # anything it left behind in its group
+                if watch is not None:
+                    watch.cancel()
+                    with contextlib.suppress(BaseException):
+                        await watch
                 if copy is not None:
                     with contextlib.suppress(Exception):
                         await asyncio.wait_for(copy, 10)
@@ -167,9 +246,20 @@ async def run_sandboxed(
                 _read_capped(err, max_output),
                 timed_out,
                 prepared.backend,
+                disk.error() if disk.over or disk.check() else None,
             )
     finally:
         prepared.close()
+
+
+async def _watch_disk(disk: _DiskWatch, pid: int) -> None:
+    """Stop the command's group once its writable mounts grew past its disk limit."""
+    loop = asyncio.get_running_loop()
+    while True:
+        await asyncio.sleep(DISK_POLL_S)
+        if await loop.run_in_executor(None, disk.check):
+            _kill_group(pid)
+            return
 
 
 async def _finish(
@@ -195,6 +285,13 @@ async def _copy(stream: asyncio.StreamReader, path: Path, cap: int) -> None:
                 written += min(len(chunk), cap - written)
 
 
+def _watch_disk_sync(disk: _DiskWatch, pid: int, stop: threading.Event) -> None:
+    while not stop.wait(DISK_POLL_S):
+        if disk.check():
+            _kill_group(pid)
+            return
+
+
 def run_sandboxed_sync(
     sandbox: Sandbox,
     argv: Sequence[str],
@@ -217,6 +314,11 @@ def run_sandboxed_sync(
                 start_new_session=True,
             )
             timed_out = False
+            disk = _DiskWatch(policy)
+            stop = threading.Event()
+            watch = threading.Thread(target=_watch_disk_sync, args=(disk, proc.pid, stop))
+            if disk.active:
+                watch.start()
             try:
                 proc.communicate(stdin, timeout=policy.limits.wall_s)
             except subprocess.TimeoutExpired:
@@ -225,12 +327,16 @@ def run_sandboxed_sync(
                 proc.wait()
             finally:
                 _kill_group(proc.pid)
+                stop.set()
+                if watch.is_alive():
+                    watch.join()
             return Finished(
                 proc.returncode,
                 _read_capped(out, max_output),
                 _read_capped(err, max_output),
                 timed_out,
                 prepared.backend,
+                disk.error() if disk.over or disk.check() else None,
             )
     finally:
         prepared.close()

@@ -125,7 +125,7 @@ class ContainerSandbox:
                 if ep.host not in ("127.0.0.1", "localhost"):
                     args += ["--add-host", f"{ep.host}:127.0.0.1"]
             args += ["-v", f"{scratch}:/run/lhbench/net"]
-            inner = [sys.executable, "-m", "lhbench.sandbox.relay", *maps, "--", *inner]
+            inner = [sys.executable, "-I", "-m", "lhbench.sandbox.relay", *maps, "--", *inner]
         prepared.argv = [*args, self.image, *inner]
         return prepared
 

@@ -14,9 +14,11 @@ Around that:
   clear, inside this host); a replication connection is refused.
 - A ``CancelRequest`` passes only for a session this gate admitted (its ``BackendKeyData``
   was seen), so a sandbox cannot cancel anyone else's queries.
-- Each admitted session's statements have a wall deadline kept from outside the session:
-  a query still running after ``statement_s`` (whatever ``statement_timeout`` the session
-  set for itself) is cancelled, and after ``grace_s`` more the session is closed. A
+- Each admitted session's queries have a wall deadline kept from outside the session:
+  work the server has not answered with ``ReadyForQuery`` ``statement_s`` after it began
+  (a simple query, or an extended-protocol batch up to its ``Sync``; in a pipeline, each
+  batch from when the one before ended), whatever ``statement_timeout`` the session set
+  for itself, is cancelled, and after ``grace_s`` more the session is closed. A
   client that goes away while its query runs has that query cancelled too.
 """
 
@@ -170,6 +172,8 @@ class _Session:
     def __init__(self) -> None:
         self.key: bytes | None = None  # pid + secret, as BackendKeyData carried them
         self.busy_since: float | None = None
+        self.pending = 0  # ReadyForQuery answers still owed (a pipeline owes several)
+        self.lock = threading.Lock()  # pending and busy_since change from both directions
         self.cancelled = False
         self.killed = False  # closed by the gate: the query did not stop when cancelled
         self.closed = threading.Event()
@@ -265,12 +269,12 @@ class PgGate:
         try:
             with self._upstream() as up:
                 up.sendall(struct.pack("!II", 8 + len(key), CANCEL_REQUEST) + key)
+                with self._lock:
+                    self.cancels_sent += 1
                 # the server closes the connection once it has read the request
                 up.settimeout(self.timeout_s)
                 with contextlib.suppress(OSError):
                     up.recv(1)
-            with self._lock:
-                self.cancels_sent += 1
         except OSError:
             pass
 
@@ -303,11 +307,14 @@ class PgGate:
         session = _Session()
 
         def from_client(kind: bytes, _body: bytes | None) -> None:
-            # a simple query, an Execute or Sync (extended protocol) or a function call
-            # starts work the server answers with ReadyForQuery
-            if kind in b"QESF" and session.busy_since is None:
-                session.busy_since = time.monotonic()
-                session.cancelled = False
+            # a simple query, a Sync (extended protocol) or a function call is answered
+            # with ReadyForQuery; an Execute starts work before its Sync arrives
+            with session.lock:
+                if kind != b"E":
+                    session.pending += 1
+                if session.busy_since is None:
+                    session.busy_since = time.monotonic()
+                    session.cancelled = False
 
         def from_server(kind: bytes, body: bytes | None) -> None:
             if kind == b"K" and body is not None:
@@ -315,7 +322,11 @@ class PgGate:
                 with self._lock:
                     self._keys.add(body)
             elif kind == b"Z":
-                session.busy_since = None
+                # each pipelined query gets its own deadline, from when the one before ended
+                with session.lock:
+                    session.pending = max(0, session.pending - 1)
+                    session.busy_since = time.monotonic() if session.pending else None
+                    session.cancelled = False
 
         def one_way(src: socket.socket, dst: socket.socket, frames: _Frames) -> None:
             try:

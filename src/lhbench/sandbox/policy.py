@@ -97,7 +97,9 @@ class Limits:
 
     ``memory_mb`` caps address space (RLIMIT_AS) for Python-only work and, where cgroups
     are writable, resident memory for everything; ``processes`` needs a pids cgroup (a
-    root-owned process ignores RLIMIT_NPROC).
+    root-owned process ignores RLIMIT_NPROC). ``disk_mb`` bounds what the command may
+    write: each private tmpfs (``/tmp``, ``/run``) is that size, and the writable mounts
+    together may grow by that much before the command is stopped (a disk limit).
     """
 
     wall_s: float | None = 300.0
@@ -105,6 +107,7 @@ class Limits:
     memory_mb: int | None = 2048
     address_space: bool = True
     file_mb: int | None = 1024
+    disk_mb: int | None = None
     processes: int | None = 256
     open_files: int | None = 1024
 

@@ -51,6 +51,7 @@ from lhbench.schema.rubric import (
 from lhbench.schema.run import (
     RECORDED_OUTCOME_KEY,
     REPLAY_REFUSED_KEY,
+    STEP_JSON_FIELDS,
     STEP_ROW,
     Artifact,
     FailureKind,
@@ -62,6 +63,8 @@ from lhbench.schema.run import (
     StepKind,
     Trajectory,
     failure_kind_of,
+    step_from_row,
+    step_to_row,
 )
 
 __all__ = [
@@ -69,6 +72,7 @@ __all__ = [
     "MIXED_SCALE_RULE",
     "RECORDED_OUTCOME_KEY",
     "REPLAY_REFUSED_KEY",
+    "STEP_JSON_FIELDS",
     "STEP_ROW",
     "WEIGHT_TOLERANCE",
     "ArenaSpec",
@@ -119,6 +123,8 @@ __all__ = [
     "grade_key",
     "judge_labels",
     "label_key",
+    "step_from_row",
+    "step_to_row",
     "utcnow",
     "verdict_key",
     "vote_key",

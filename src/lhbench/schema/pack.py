@@ -109,6 +109,11 @@ class TaskLimits(Schema):
 
     wall_seconds: PositiveFloat | None = None
     tool_calls: PositiveInt | None = None
+    disk_mb: PositiveInt | None = Field(
+        default=None,
+        description="How many MiB the run's commands may write (default 2048); "
+        "more ends the run with a disk limit.",
+    )
 
 
 class ArenaSpec(Schema):

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from enum import StrEnum
 from typing import Any, Literal
 
+import orjson
 from pydantic import (
     AwareDatetime,
     Field,
@@ -20,6 +22,7 @@ from lhbench.schema.base import Schema, Usage
 __all__ = [
     "RECORDED_OUTCOME_KEY",
     "REPLAY_REFUSED_KEY",
+    "STEP_JSON_FIELDS",
     "STEP_ROW",
     "Artifact",
     "FailureKind",
@@ -31,6 +34,8 @@ __all__ = [
     "StepKind",
     "Trajectory",
     "failure_kind_of",
+    "step_from_row",
+    "step_to_row",
 ]
 
 
@@ -241,24 +246,38 @@ class Step(Schema):
         return self
 
 
-# A Step as a flat row, in this order: how importers hand steps to the store without building
-# a Step per line. tool_input, usage and metadata are JSON text; timestamp an aware datetime.
-STEP_ROW: tuple[str, ...] = (
-    "index",
-    "role",
-    "kind",
-    "content",
-    "tool_name",
-    "tool_call_id",
-    "tool_input",
-    "tool_output",
-    "is_error",
-    "exit_code",
-    "timestamp",
-    "usage",
-    "metadata",
-    "agent_id",
-)
+# A Step as a flat row, its fields in the order Step declares them (the one list of them):
+# how importers hand steps to the store without building a Step per line. The JSON fields
+# are JSON text in a row; timestamp an aware datetime; role and kind their values.
+STEP_ROW: tuple[str, ...] = tuple(Step.model_fields)
+STEP_JSON_FIELDS: tuple[str, ...] = ("tool_input", "usage", "metadata")
+_JSON_IN_ROW = frozenset(STEP_JSON_FIELDS)
+
+
+def step_to_row(step: Step) -> list[Any]:
+    """A Step as a flat row (``STEP_ROW`` order)."""
+    row: list[Any] = []
+    for name in STEP_ROW:
+        value = getattr(step, name)
+        if name in _JSON_IN_ROW:
+            if isinstance(value, Usage):
+                value = value.model_dump(mode="json")
+            if value is not None:
+                value = orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode()
+        elif isinstance(value, StrEnum):
+            value = value.value
+        row.append(value)
+    return row
+
+
+def step_from_row(row: Sequence[Any]) -> Step:
+    """A flat row (``STEP_ROW`` order) as a validated Step."""
+    return Step.model_validate(
+        {
+            name: orjson.loads(value) if name in _JSON_IN_ROW and value is not None else value
+            for name, value in zip(STEP_ROW, row, strict=True)
+        }
+    )
 
 
 class Trajectory(Schema):

@@ -198,6 +198,15 @@ class PanelAgreement:
     mean_variance: float
     n_runs: int
     n_ratings: int
+    n_pairs: int = 0
+    undefined_pairs: int = 0
+
+    @property
+    def kappa_pairs_note(self) -> str:
+        """How many judge pairs the mean κ averages: ``2 of 3 pairs (1 undefined)``."""
+        defined = self.n_pairs - self.undefined_pairs
+        out = f"{defined} of {self.n_pairs} pair(s)"
+        return out + (f" ({self.undefined_pairs} undefined)" if self.undefined_pairs else "")
 
 
 def _nanmean(values: Iterable[float]) -> float:
@@ -277,7 +286,13 @@ def panel_agreement(
         for u in units
         if sum(1 for j in judges if u in table[j]) >= 2
     ]
+    # a pair's κ is undefined when the two share no unit or their κ is 0/0 (both used one
+    # and the same level): the mean is over the defined pairs, and says how many were not
+    n_pairs = len(judges) * (len(judges) - 1) // 2
+    defined = sum(1 for k in pairwise.values() if not math.isnan(k))
     return PanelAgreement(
+        n_pairs=n_pairs,
+        undefined_pairs=n_pairs - defined,
         judges=judges,
         pairwise_kappa=pairwise,
         mean_kappa=_nanmean(pairwise.values()),

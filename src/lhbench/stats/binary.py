@@ -1,7 +1,10 @@
 """Binary judges against labels: F1, precision, recall, FPR, FNR (AJ-Bench Tables 3 and 9).
 
-PASS (1) is the positive class. P/R/F1 are 0 when undefined (as scikit-learn's
-``zero_division=0``); FPR/FNR are NaN when they have no denominator.
+PASS (1) is the positive class. A rate with no denominator is undefined and NaN, never
+0: precision when nothing was said PASS, recall and FNR when no label is PASS, FPR when no
+label is FAIL, F1 when there are no positives at all (no PASS among labels or verdicts: a
+judge that rightly said FAIL to every failing run is not an F1 of 0). Tables show NaN as
+"n/a"; means over repeats or subdomains leave undefined values out and say so.
 """
 
 from __future__ import annotations
@@ -80,9 +83,9 @@ def binary_metrics(y_true: Sequence[Any], y_pred: Sequence[Any]) -> BinaryMetric
         fp=fp,
         tn=tn,
         fn=fn,
-        precision=ratio(tp, tp + fp, 0.0),
-        recall=ratio(tp, tp + fn, 0.0),
-        f1=ratio(2 * tp, 2 * tp + fp + fn, 0.0),
+        precision=ratio(tp, tp + fp, math.nan),
+        recall=ratio(tp, tp + fn, math.nan),
+        f1=ratio(2 * tp, 2 * tp + fp + fn, math.nan),
         fpr=ratio(fp, fp + tn, math.nan),
         fnr=ratio(fn, fn + tp, math.nan),
         accuracy=(tp + tn) / t.size,

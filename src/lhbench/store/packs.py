@@ -16,12 +16,17 @@ __all__ = ["PackStore"]
 class PackStore(StoreBase):
     """Pack versions with their tasks and rubrics."""
 
-    def save_pack(self, pack: TaskPack) -> bool:
+    def save_pack(
+        self, pack: TaskPack, *, source_dir: str | None = None, disk_stat: str | None = None
+    ) -> bool:
         """Register a pack version (with its tasks and rubrics) as the pack's current one.
 
         Returns False when this content was already stored (it still becomes current: the
         newest registration of a pack id is what analysis treats as its current content).
+        ``source_dir`` and ``disk_stat``: the directory it was loaded from and its files'
+        :func:`~lhbench.packs.hashing.stat_tree` then (kept when not given).
         """
+        where = {"source_dir": source_dir, "disk_stat": disk_stat} if source_dir else {}
         if not pack.content_hash:
             raise StoreError(f"pack {pack.id!r} has no content hash; load it with load_pack")
         head = pack.model_dump(mode="json", exclude={"tasks", "rubrics"})
@@ -39,6 +44,7 @@ class PackStore(StoreBase):
                         "document": head,
                         "created_at": now,
                         "seen_at": now,
+                        **where,
                     }
                 ],
             )
@@ -46,7 +52,7 @@ class PackStore(StoreBase):
                 s.execute(
                     update(PackRow)
                     .where(PackRow.content_hash == pack.content_hash)
-                    .values(seen_at=now)
+                    .values(seen_at=now, **where)
                 )
                 return False
             self._insert_ignore(
@@ -128,6 +134,25 @@ class PackStore(StoreBase):
                 )
             ).all()
         return {pack_id: h for pack_id, h in rows}
+
+    def pack_sources(self) -> dict[str, tuple[str, str | None, str | None]]:
+        """Pack id -> (current content hash, directory it was loaded from, its stat hash)."""
+        with Session(self.engine) as s:
+            rows = s.execute(
+                select(
+                    PackRow.id, PackRow.content_hash, PackRow.source_dir, PackRow.disk_stat
+                ).order_by(PackRow.seen_at, PackRow.created_at)
+            ).all()
+        return {r[0]: (r[1], r[2], r[3]) for r in rows}
+
+    def set_pack_stat(self, content_hash: str, disk_stat: str) -> None:
+        """Record a pack version's files' stat hash (its content checked unchanged)."""
+        with Session(self.engine) as s, s.begin():
+            s.execute(
+                update(PackRow)
+                .where(PackRow.content_hash == content_hash)
+                .values(disk_stat=disk_stat)
+            )
 
     def list_pack_versions(self) -> list[tuple[str, str, str]]:
         """(pack id, version, content hash) of every stored pack version."""

@@ -5,9 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-import orjson
-
-from lhbench.schema import STEP_ROW, Run, Step, utcnow
+from lhbench.schema import STEP_JSON_FIELDS, STEP_ROW, Run, Step, step_to_row, utcnow
 from lhbench.store._step_writer import sqlite_step_params as _writer_params
 from lhbench.store._step_writer import sqlite_timestamp
 from lhbench.store.tables import RunRow, StepRow
@@ -16,7 +14,6 @@ __all__ = [
     "PG_STEP_INSERT",
     "SQLITE_STEP_INSERT",
     "TS_INDEX",
-    "json_or_none",
     "pg_step_params",
     "run_from",
     "run_row",
@@ -81,33 +78,26 @@ def run_from(row: RunRow) -> Run:
     )
 
 
+# the steps table's names where they are not Step's: its column, and StepRow's attribute
+_COLUMN = {"index": "idx"}
+_ATTRIBUTE = {"index": "idx", "metadata": "metadata_"}
+
+
 def step_row(run_id: str, step: Step) -> dict[str, Any]:
     """A step as its row."""
-    return {
-        "run_id": run_id,
-        "idx": step.index,
-        "role": step.role.value,
-        "kind": step.kind.value,
-        "content": step.content,
-        "tool_name": step.tool_name,
-        "tool_call_id": step.tool_call_id,
-        "tool_input": step.tool_input,
-        "tool_output": step.tool_output,
-        "is_error": step.is_error,
-        "exit_code": step.exit_code,
-        "timestamp": step.timestamp,
-        "usage": step.usage.model_dump(mode="json") if step.usage else None,
-        "metadata": step.metadata,
-        "agent_id": step.agent_id,
-    }
+    row = step.model_dump()  # usage as a dict, the JSON columns as Python values
+    row["role"], row["kind"] = step.role.value, step.kind.value
+    row = {_COLUMN.get(name, name): value for name, value in row.items()}
+    row["run_id"] = run_id
+    return row
 
 
 # the steps columns in schema.STEP_ROW order, then run_id
-_STEP_COLUMNS = (*("idx" if f == "index" else f for f in STEP_ROW), "run_id")
+_STEP_COLUMNS = (*(_COLUMN.get(f, f) for f in STEP_ROW), "run_id")
 SQLITE_STEP_INSERT = (
     f"INSERT INTO steps ({', '.join(_STEP_COLUMNS)}) VALUES ({', '.join('?' * len(_STEP_COLUMNS))})"
 )
-_JSON_FIELDS = {STEP_ROW.index(f) for f in ("tool_input", "usage", "metadata")}
+_JSON_FIELDS = {STEP_ROW.index(f) for f in STEP_JSON_FIELDS}
 PG_STEP_INSERT = (
     f"INSERT INTO steps ({', '.join(_STEP_COLUMNS)}) VALUES ("
     + ", ".join("%s::jsonb" if i in _JSON_FIELDS else "%s" for i in range(len(_STEP_COLUMNS)))
@@ -116,29 +106,9 @@ PG_STEP_INSERT = (
 TS_INDEX = STEP_ROW.index("timestamp")
 
 
-def json_or_none(value: Any) -> str | None:
-    """JSON text of a value, None for None."""
-    return None if value is None else orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode()
-
-
 def step_record(step: Step) -> tuple[Any, ...]:
     """A Step as a flat row (``schema.STEP_ROW`` order, JSON fields as text)."""
-    return (
-        step.index,
-        step.role.value,
-        step.kind.value,
-        step.content,
-        step.tool_name,
-        step.tool_call_id,
-        json_or_none(step.tool_input),
-        step.tool_output,
-        step.is_error,
-        step.exit_code,
-        step.timestamp,
-        json_or_none(step.usage.model_dump(mode="json")) if step.usage else None,
-        json_or_none(step.metadata),
-        step.agent_id,
-    )
+    return tuple(step_to_row(step))
 
 
 def sqlite_step_params(run_id: str, rows: Iterable[Sequence[Any]]) -> list[list[Any]]:
@@ -167,21 +137,4 @@ def pg_step_params(run_id: str, rows: Iterable[Sequence[Any]]) -> list[tuple[Any
 
 def step_from(row: StepRow) -> Step:
     """A step from its row."""
-    return Step.model_validate(
-        {
-            "index": row.idx,
-            "role": row.role,
-            "kind": row.kind,
-            "content": row.content,
-            "tool_name": row.tool_name,
-            "tool_call_id": row.tool_call_id,
-            "tool_input": row.tool_input,
-            "tool_output": row.tool_output,
-            "is_error": row.is_error,
-            "exit_code": row.exit_code,
-            "timestamp": row.timestamp,
-            "usage": row.usage,
-            "metadata": row.metadata_,
-            "agent_id": row.agent_id,
-        }
-    )
+    return Step.model_validate({f: getattr(row, _ATTRIBUTE.get(f, f)) for f in STEP_ROW})

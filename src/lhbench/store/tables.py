@@ -97,6 +97,10 @@ class PackRow(Base):
     created_at: Mapped[datetime] = mapped_column(UTCDateTime)
     # last time a command loaded this content from disk: the newest is the pack's current one
     seen_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    # the directory it was last loaded from, and its files' stat hash then (the cheap gate
+    # of the freshness check: lhbench.jobs.packs.refresh_packs)
+    source_dir: Mapped[str | None] = mapped_column(Text, nullable=True)
+    disk_stat: Mapped[str | None] = mapped_column(String(64), nullable=True)
 
 
 class TaskRow(Base):

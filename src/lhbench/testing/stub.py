@@ -1,7 +1,7 @@
-"""A real HTTP server on 127.0.0.1 speaking the OpenAI chat and Anthropic Messages APIs.
+"""A real HTTP server on 127.0.0.1 speaking OpenAI chat and Responses, Anthropic Messages, Gemini.
 
-Chat completions at ``/v1/chat/completions`` and Messages at ``/v1/messages`` (plain and
-SSE) are answered by the same script.
+Each wire protocol is one object in ``lhbench.testing.protocols`` (request parsing and
+reply rendering, plain and SSE), routed by its path; all are answered by the same script.
 
 It answers from a script the caller gives (a function of the request), with optional
 latency and injected faults, and logs every request so tests can count calls. Tests,
@@ -31,17 +31,10 @@ from typing import Any, Literal
 import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from lhbench.testing.anthropic_wire import (
-    anthropic_error,
-    anthropic_events,
-    anthropic_message,
-    from_anthropic,
-)
-from lhbench.testing.gemini_wire import from_gemini, gemini_events, gemini_response
-from lhbench.testing.responses_wire import from_responses, responses_events, responses_object
+from lhbench.testing.protocols import PROTOCOLS, WireProtocol
 
 __all__ = [
     "FAULTS",
@@ -187,10 +180,7 @@ class ModelStub:
         self._thread: threading.Thread | None = None
         self.app = Starlette(
             routes=[
-                Route("/v1/chat/completions", self._chat, methods=["POST"]),
-                Route("/v1/messages", self._messages, methods=["POST"]),
-                Route("/v1/responses", self._responses, methods=["POST"]),
-                Route("/v1beta/models/{call:path}", self._gemini, methods=["POST"]),
+                *(Route(p.path, self._handler(p), methods=["POST"]) for p in PROTOCOLS),
                 Route("/v1/models", self._models, methods=["GET"]),
                 Route("/_stub/requests", self._requests, methods=["GET"]),
                 Route("/_stub/reset", self._reset, methods=["POST"]),
@@ -280,43 +270,17 @@ class ModelStub:
         with self._lock:
             self._log.append(req)
 
-    async def _messages(self, request: Request) -> Response:
-        """Anthropic Messages: the same scripts, answered in that protocol."""
-        try:
-            body = await request.json()
-        except json.JSONDecodeError:
-            return JSONResponse(anthropic_error(400, "body is not JSON"), status_code=400)
-        return await self._answer(from_anthropic(body), protocol="anthropic")
+    def _handler(self, protocol: WireProtocol) -> Callable[[Request], Awaitable[Response]]:
+        async def handle(request: Request) -> Response:
+            body = await protocol.parse(request)
+            if isinstance(body, Response):
+                return body
+            return await self._answer(body, protocol)
 
-    async def _responses(self, request: Request) -> Response:
-        """OpenAI Responses: the same scripts, answered in that protocol."""
-        try:
-            body = await request.json()
-        except json.JSONDecodeError:
-            return JSONResponse({"error": {"message": "body is not JSON"}}, status_code=400)
-        return await self._answer(from_responses(body), protocol="responses")
+        return handle
 
-    async def _gemini(self, request: Request) -> Response:
-        """Gemini ``models/M:generateContent`` and ``:streamGenerateContent``."""
-        model, _, method = str(request.path_params["call"]).partition(":")
-        if method not in ("generateContent", "streamGenerateContent"):
-            return JSONResponse({"error": {"message": f"no method {method!r}"}}, status_code=404)
-        try:
-            body = await request.json()
-        except json.JSONDecodeError:
-            return JSONResponse({"error": {"message": "body is not JSON"}}, status_code=400)
-        converted = from_gemini(model, body)
-        converted["stream"] = method == "streamGenerateContent"
-        return await self._answer(converted, protocol="gemini")
-
-    async def _chat(self, request: Request) -> Response:
-        try:
-            body = await request.json()
-        except json.JSONDecodeError:
-            return JSONResponse({"error": {"message": "body is not JSON"}}, status_code=400)
-        return await self._answer(body, protocol="openai")
-
-    async def _answer(self, body: dict[str, Any], *, protocol: str) -> Response:
+    async def _answer(self, body: dict[str, Any], protocol: WireProtocol) -> Response:
+        """The script's reply to a request, in the request's protocol (or the fault drawn)."""
         started = time.monotonic()
         with self._lock:
             index = self._counter
@@ -338,80 +302,14 @@ class ModelStub:
         if delay:
             await asyncio.sleep(delay)
         response: Response
-        if fault in ("429", "500") and protocol == "anthropic":
-            code = int(fault)
-            response = JSONResponse(
-                anthropic_error(code, f"stub fault {code}"),
-                status_code=code,
-                headers={"retry-after-ms": "10"},
-            )
-        elif fault == "429":
-            response = JSONResponse(
-                {
-                    "error": {
-                        "message": "rate limited (stub)",
-                        "type": "rate_limit_error",
-                        "code": "rate_limit_exceeded",
-                    }
-                },
-                status_code=429,
-                headers={"retry-after-ms": "10"},
-            )
-        elif fault == "500":
-            response = JSONResponse(
-                {"error": {"message": "internal error (stub)", "type": "server_error"}},
-                status_code=500,
-            )
+        if fault in ("429", "500"):
+            response = protocol.fault(fault)
         elif fault == "timeout":
             await asyncio.sleep(self.timeout_hold)
             response = JSONResponse({"error": {"message": "held past timeout"}}, status_code=504)
         else:
-            payload = self._completion(stub_req, reply, malformed=fault == "malformed")
-            if protocol == "anthropic":
-                message = anthropic_message(payload)
-                if body.get("stream"):
-                    response = StreamingResponse(
-                        anthropic_events(message), media_type="text/event-stream"
-                    )
-                else:
-                    text = json.dumps(message)
-                    response = Response(
-                        text[: max(1, len(text) // 2)] if fault == "truncated" else text,
-                        media_type="application/json",
-                    )
-            elif protocol == "gemini":
-                doc = gemini_response(payload)
-                response = (
-                    StreamingResponse(gemini_events(doc), media_type="text/event-stream")
-                    if body.get("stream")
-                    else JSONResponse(doc)
-                )
-            elif protocol == "responses":
-                custom = {
-                    t["function"]["name"]
-                    for t in body.get("tools", [])
-                    if t["function"].get("kind") == "custom"
-                }
-                namespaced = {
-                    t["function"]["name"]
-                    for t in body.get("tools", [])
-                    if t["function"].get("kind") == "ns"
-                }
-                obj = responses_object(payload, custom, namespaced)
-                response = (
-                    StreamingResponse(responses_events(obj), media_type="text/event-stream")
-                    if body.get("stream")
-                    else JSONResponse(obj)
-                )
-            elif body.get("stream"):
-                response = StreamingResponse(
-                    self._stream(payload, body), media_type="text/event-stream"
-                )
-            else:
-                text = json.dumps(payload)
-                if fault == "truncated":
-                    text = text[: max(1, len(text) // 2)]
-                response = Response(text, media_type="application/json")
+            completion = self._completion(stub_req, reply, malformed=fault == "malformed")
+            response = protocol.render(completion, body, truncated=fault == "truncated")
         entry.status = response.status_code
         entry.finished = time.monotonic()
         return response
@@ -462,45 +360,6 @@ class ModelStub:
                 "total_tokens": prompt_tokens + completion_tokens,
             },
         }
-
-    async def _stream(self, payload: dict[str, Any], body: dict[str, Any]) -> Any:
-        base = {k: payload[k] for k in ("id", "created", "model")}
-        base["object"] = "chat.completion.chunk"
-        msg = payload["choices"][0]["message"]
-
-        def chunk(delta: dict[str, Any], finish: str | None = None) -> str:
-            data = {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
-            return f"data: {json.dumps(data)}\n\n"
-
-        yield chunk({"role": "assistant", "content": ""})
-        if msg.get("content"):
-            text = msg["content"]
-            for start in range(0, len(text), 16):
-                yield chunk({"content": text[start : start + 16]})
-        for k, call in enumerate(msg.get("tool_calls", [])):
-            yield chunk(
-                {
-                    "tool_calls": [
-                        {
-                            "index": k,
-                            "id": call["id"],
-                            "type": "function",
-                            "function": {"name": call["function"]["name"], "arguments": ""},
-                        }
-                    ]
-                }
-            )
-            yield chunk(
-                {
-                    "tool_calls": [
-                        {"index": k, "function": {"arguments": call["function"]["arguments"]}}
-                    ]
-                }
-            )
-        yield chunk({}, payload["choices"][0]["finish_reason"])
-        if (body.get("stream_options") or {}).get("include_usage"):
-            yield f"data: {json.dumps({**base, 'choices': [], 'usage': payload['usage']})}\n\n"
-        yield "data: [DONE]\n\n"
 
 
 def load_script(ref: str) -> StubScript:

@@ -17,9 +17,7 @@ from mcp.server.mcpserver import MCPServer
 
 from lhbench.envs.web import RecordedWeb
 
-__all__ = ["WEB_TOOLS", "build_web_server"]
-
-WEB_TOOLS = frozenset({"search", "open_url", "find_in_page"})
+__all__ = ["build_web_server"]
 
 
 def build_web_server(index: Path, server: MCPServer | None = None) -> MCPServer:

@@ -20,6 +20,7 @@ from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from lhbench.config import Settings, load_settings
+from lhbench.report.data import configured_panel
 from lhbench.store import Store
 from lhbench.web import account, annotate_pages, arena_pages, pages, run_pages
 from lhbench.web.auth import LoginPolicy
@@ -30,18 +31,6 @@ from lhbench.web.security import SecurityHeaders
 __all__ = ["create_app"]
 
 HERE = Path(__file__).parent
-
-
-def _panel(settings: Settings) -> set[str] | None:
-    """Judge config hashes of the configured ``judge_panel`` (None: none configured)."""
-    if not settings.judge_panel:
-        return None
-    from lhbench.judges import rubric_judge_identity
-    from lhbench.models import resolve_model
-
-    return {
-        rubric_judge_identity(resolve_model(r, settings.models)).key for r in settings.judge_panel
-    }
 
 
 def create_app(
@@ -65,7 +54,7 @@ def create_app(
         store=store,
         settings=settings,
         secret=secret or secrets.token_urlsafe(32),
-        panel=_panel(settings),
+        panel=configured_panel(settings),
         login_policy=login_policy or LoginPolicy(),
     )
     app = FastAPI(title="lhbench", docs_url=None, redoc_url=None, openapi_url=None)

@@ -15,6 +15,7 @@ tool and their account.
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Hashable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -132,6 +133,9 @@ class WebApp:
     session_lifetime: timedelta = timedelta(hours=12)
     templates: Jinja2Templates = field(init=False)
     cache: StoreCache = field(init=False)
+    # packs are checked against their directories at most this often (seconds)
+    pack_check_interval: float = 2.0
+    _packs_checked: float = field(init=False, default=-math.inf)
 
     def __post_init__(self) -> None:
         self.templates = Jinja2Templates(directory=HERE / "templates")
@@ -169,15 +173,35 @@ class WebApp:
         """The pre-login CSRF cookie's name."""
         return "__Host-lhb_login" if self.secure else "lhb_login"
 
+    def check_packs(self) -> None:
+        """Re-register packs edited on disk since registration (at most once an interval).
+
+        A rubric or verify script edited while the app runs is noticed on the next page
+        that reads figures: the re-registration changes the store's version, so every
+        cached figure is computed again, with the old content's grades stale.
+        """
+        now = time.monotonic()
+        if now - self._packs_checked < self.pack_check_interval:
+            return
+        self._packs_checked = now
+        from lhbench.jobs.packs import refresh_packs
+
+        refresh_packs(self.store)
+
     def analysis(self, by: tuple[str, ...] | None = None) -> Analysis:
         """The overview figures at the store's current version."""
+        self.check_packs()
         return self.cache.get(
             ("analysis", by), lambda: analyse(self.store, by=by, panel=self.panel)
         )
 
     def report_data(self) -> ReportData:
         """Everything the report reads (current judgements), at the store's version."""
-        return self.cache.get("report", lambda: ReportData.from_store(self.store, panel=self.panel))
+        self.check_packs()
+        return self.cache.get(
+            "report",
+            lambda: ReportData.from_store(self.store, panel=self.panel, check_packs=False),
+        )
 
     def cached(self, key: Hashable, compute: Any) -> Any:
         """Any value, cached until the store changes."""

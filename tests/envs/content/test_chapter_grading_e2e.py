@@ -9,12 +9,12 @@ import json
 from pathlib import Path
 
 from lhbench.envs.content import load_ground_truth
-from lhbench.envs.content.stub_agent import content_agent_script
 from lhbench.report import ReportData, write_report
 from lhbench.schema import GradeStatus, Scale
 from lhbench.stats.course import course_scores
 from lhbench.store import Store
 from lhbench.testing import ModelStub
+from lhbench.testing.content_agent import content_agent_script
 from tests.cli.helpers import cli
 from tests.envs.content.conftest import GT_FILE
 

@@ -1,6 +1,6 @@
 """``lhbench run content-mini --harness native`` with the model stub, graded end to end.
 
-The stub agent (``lhbench.envs.content.stub_agent``) uses the content tools over MCP in
+The stub agent (``lhbench.testing.content_agent``) uses the content tools over MCP in
 the sandbox; the task's verify script and the content checks label the run (the checks
 store the programmatic grade, which ``lhbench content grade`` recomputes on demand); the
 generic rubrics are graded on both scales by a stub judge.
@@ -14,9 +14,9 @@ from pathlib import Path
 import lhbench
 from lhbench.api import load_settings
 from lhbench.envs.content import load_ground_truth
-from lhbench.envs.content.stub_agent import content_agent_script
 from lhbench.schema import JudgeKind, Scale
 from lhbench.testing import ModelStub
+from lhbench.testing.content_agent import content_agent_script
 from tests.cli.helpers import cli
 from tests.envs.content.conftest import GT_FILE
 

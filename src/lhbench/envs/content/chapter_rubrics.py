@@ -23,8 +23,8 @@ from pydantic_ai.models import Model
 
 from lhbench.envs.content.course import AnnotatedChapter
 from lhbench.errors import LhbenchError
-from lhbench.judges.output import JudgeInt
 from lhbench.schema import AuthorKind, Dimension, Rubric, Scale, Tier, TierKind
+from lhbench.schema.answers import JudgeInt
 
 __all__ = [
     "PROMPT_VERSION",

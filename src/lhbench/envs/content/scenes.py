@@ -255,7 +255,7 @@ def measure_scenes(
         if not plan:
             return out
         (work / "plan.json").write_text(json.dumps(plan), encoding="utf-8")
-        argv = [sys.executable, "-m", "lhbench.envs.content.scenes", str(work / "plan.json")]
+        argv = [sys.executable, "-I", "-m", "lhbench.envs.content.scenes", str(work / "plan.json")]
         policy = (
             policy_for(
                 work,

@@ -261,7 +261,7 @@ def check_slides(
             ),
             name="lhbench-slides",
         )
-        argv = [sys.executable, "-m", "lhbench.envs.content.slides", str(out / "plan.json")]
+        argv = [sys.executable, "-I", "-m", "lhbench.envs.content.slides", str(out / "plan.json")]
         doc = run_worker(
             argv,
             sandbox=sandbox,

@@ -465,7 +465,7 @@ def capture_sandboxed(
     )
     fin = run_sandboxed_sync(
         sandbox,
-        [sys.executable, "-m", "lhbench.envs.figma.capture", str(out / "plan.json")],
+        [sys.executable, "-I", "-m", "lhbench.envs.figma.capture", str(out / "plan.json")],
         policy,
     )
     result_file = out / "capture.json"

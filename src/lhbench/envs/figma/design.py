@@ -26,7 +26,6 @@ __all__ = [
     "iter_nodes",
     "node_path",
     "paint_rgba",
-    "rgba_hex",
     "truncate",
     "visible_solid",
 ]
@@ -120,12 +119,6 @@ def visible_solid(paints: list[dict[str, Any]] | None) -> tuple[float, float, fl
             na,
         )
     return out
-
-
-def rgba_hex(rgba: tuple[float, float, float, float]) -> str:
-    """``#rrggbb`` (plus ``aa`` when not opaque) of an RGBA colour in 0..1."""
-    r, g, b, a = (max(0, min(255, round(v * 255))) for v in rgba)
-    return f"#{r:02x}{g:02x}{b:02x}" + (f"{a:02x}" if a < 255 else "")
 
 
 @dataclass(frozen=True)

@@ -22,11 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from PIL import Image
-
-from lhbench.envs.figma.store import MAX_EXPORT_PIXELS
-
-__all__ = ["GroundTruth", "GtFrame", "ManifestError", "frame_scale", "read_ground_truth"]
+__all__ = ["GroundTruth", "GtFrame", "ManifestError", "read_ground_truth"]
 
 MANIFEST = "manifest.json"
 
@@ -192,19 +188,3 @@ def read_ground_truth(root: Path) -> GroundTruth:
     if dupes:
         warnings.append(f"{path}: route(s) {', '.join(dupes)} serve more than one frame")
     return GroundTruth(folder, str(key) if key else None, frames, warnings)
-
-
-def frame_scale(image: Path, css_width: float | None) -> tuple[float, float, float | None]:
-    """(image width, image height, scale) of a ground-truth PNG.
-
-    The scale is ``image width / frame width`` when the frame's CSS width is known. Without
-    it, a PNG at Figma's 32-megapixel cap has an unknown scale (None); otherwise 2 is
-    assumed, as LH-Bench exports frames at 2x.
-    """
-    with Image.open(image) as im:
-        w, h = im.size
-    if css_width:
-        return w, h, w / css_width
-    if w * h >= 0.999 * MAX_EXPORT_PIXELS:
-        return w, h, None
-    return w, h, 2.0

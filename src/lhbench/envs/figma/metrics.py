@@ -37,7 +37,6 @@ __all__ = [
     "dom_texts",
     "match_texts",
     "score_frame",
-    "text_similarity",
 ]
 
 Box = tuple[float, float, float, float]
@@ -91,18 +90,6 @@ def _de(c1: tuple[float, float, float], c2: tuple[float, float, float]) -> float
 
 def _norm(text: str) -> str:
     return re.sub(r"\s+", " ", text).strip().lower()
-
-
-def text_similarity(a: str, b: str) -> float:
-    """Indel similarity, 2·LCS / total characters, of the normalised texts (0 under 0.5).
-
-    The same family as Design2Code's ``SequenceMatcher`` ratio, but exact (no
-    auto-junk heuristic) and computed in C by rapidfuzz.
-    """
-    a, b = _norm(a), _norm(b)
-    if not a and not b:
-        return 1.0
-    return float(Indel.normalized_similarity(a, b, score_cutoff=_MIN_SIM))
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """A scripted course-writing agent for the model stub (a dry run of the tools, not a model).
 
-``python -m lhbench.testing --script lhbench.envs.content.stub_agent:content_agent_script``
+``python -m lhbench.testing --script lhbench.testing.content_agent:content_agent_script``
 serves it. It lists the sources, reads one, searches once per chapter the task names
 (``  - <id>: <title>. <instruction>`` lines), records a note citing its first hit, writes
 the chapter plan, one chapter per id made of the lines its search found (each cited with
