@@ -112,7 +112,10 @@ import importlib, json, sys
 pkgs = ["lhbench", "lhbench.jobs", "lhbench.models", "lhbench.judges"]
 for p in pkgs:
     importlib.import_module(p)
-light = sorted(m for m in sys.modules if m.startswith("lhbench.") and m not in pkgs)
+impl = ["lhbench.api", "lhbench.jobs.api", "lhbench.jobs.agents", "lhbench.jobs.runner",
+        "lhbench.models.runtime", "lhbench.models.calls", "lhbench.judges.base",
+        "lhbench.judges.panel", "lhbench.store", "lhbench.schema"]
+light = [m for m in impl if m in sys.modules]
 heavy = "pydantic_ai" in sys.modules
 missing = [
     f"{p}.{n}" for p in pkgs for n in sys.modules[p].__all__ if not hasattr(sys.modules[p], n)
