@@ -1,3 +1,5 @@
+from pathlib import Path
+
 import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
@@ -100,6 +102,34 @@ def test_stored_scores_of_a_tier_that_mixes_scales_are_recomputed(store_url: str
         back = dict(conn.execute(sa_text("SELECT rubric_id, tier_score FROM grades")).all())
     assert back == pytest.approx({"samples-output": 1.5, "samples-process": 3.7})
     engine.dispose()
+
+
+def test_head_read_from_file_names_is_alembics_head() -> None:
+    # Store.open skips Alembic when the store is at shipped_head(): the names must not lie
+    from alembic.script import ScriptDirectory
+
+    from lhbench.store.db import alembic_config, shipped_head
+
+    scripts = ScriptDirectory.from_config(alembic_config())
+    revisions = sorted(scripts.walk_revisions(), key=lambda sc: sc.revision)
+    assert [Path(str(sc.path)).name[:4] for sc in revisions] == [sc.revision for sc in revisions]
+    downs = [sc.down_revision for sc in revisions]
+    assert downs == [None, *(sc.revision for sc in revisions[:-1])]
+    assert shipped_head() == scripts.get_current_head() == revisions[-1].revision
+
+
+def test_store_at_head_opens_without_alembic(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    url = f"sqlite:///{tmp_path / 's.db'}"
+    Store.open(url).close()
+    code = (
+        "import sys; from lhbench.store import Store; "
+        f"Store.open({url!r}).close(); print('alembic' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
 
 
 def test_failed_runs_stored_before_failure_kinds_are_classified(store_url: str) -> None:

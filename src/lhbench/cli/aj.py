@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -21,8 +21,10 @@ from lhbench.cli.common import (
 )
 from lhbench.cli.runs import print_summary
 from lhbench.errors import ConfigError, LhbenchError
-from lhbench.schema import EnvironmentKind
-from lhbench.store import Store
+
+if TYPE_CHECKING:
+    from lhbench.schema import EnvironmentKind
+    from lhbench.store import Store
 
 __all__ = ["meta_tables", "print_meta_tables", "register"]
 
@@ -159,6 +161,7 @@ def aj_run(
 
 def _failure_modes(store: Store) -> dict[str, int]:
     # the rule knows every domain's state tools (the web's too); a stored tag wins
+    from lhbench.schema import EnvironmentKind
     from lhbench.stats.aj_modes import failure_mode
 
     labels = {lab.run_id: lab.passed for lab in store.list_labels() if lab.passed is not None}

@@ -13,15 +13,17 @@ import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
-from lhbench.config import Settings, load_settings
 from lhbench.errors import ConfigError, StoreError
-from lhbench.store import Store
+
+if TYPE_CHECKING:
+    from lhbench.config import Settings
+    from lhbench.store import Store
 
 __all__ = [
     "DbOption",
@@ -70,6 +72,8 @@ def warn(text: str) -> None:
 
 def settings_for(db: str | None = None, *, unsafe_no_sandbox: bool = False) -> Settings:
     """Settings, with ``--db`` (and ``--unsafe-no-sandbox`` when given) taking precedence."""
+    from lhbench.config import load_settings
+
     overrides: dict[str, object] = {}
     if db:
         overrides["db_url"] = db
@@ -91,6 +95,8 @@ def open_store(settings: Settings, *, create: bool = True) -> Store:
     Raises:
         StoreError: ``create`` is False and the SQLite file does not exist.
     """
+    from lhbench.store import Store
+
     url = settings.database_url
     path = _sqlite_path(url)
     if not create and path is not None and not path.exists():

@@ -5,7 +5,6 @@ from __future__ import annotations
 import typer
 
 from lhbench.cli.common import DbOption, say, settings_for
-from lhbench.store import current_revision, head_revision, make_engine, upgrade
 
 __all__ = ["register"]
 
@@ -18,6 +17,8 @@ def db_upgrade(db: DbOption = None) -> None:
 
     Example: lhbench db upgrade --db postgresql://me@localhost/lhbench
     """
+    from lhbench.store import current_revision, head_revision, make_engine, upgrade
+
     engine = make_engine(settings_for(db).database_url)
     before = current_revision(engine)
     upgrade(engine)

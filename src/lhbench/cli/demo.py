@@ -12,7 +12,7 @@ import asyncio
 import contextlib
 import socket
 from collections.abc import Iterator
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -27,7 +27,9 @@ from lhbench.cli.common import (
 )
 from lhbench.cli.packs import pack_table, rubric_table
 from lhbench.cli.runs import print_summary
-from lhbench.config import Settings
+
+if TYPE_CHECKING:
+    from lhbench.config import Settings
 
 __all__ = ["register"]
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -18,8 +18,9 @@ from lhbench.cli.common import (
     settings_for,
 )
 from lhbench.errors import LhbenchError, PackError
-from lhbench.packs import find_pack_dirs, load_pack
-from lhbench.schema import TaskPack, export_json_schemas
+
+if TYPE_CHECKING:
+    from lhbench.schema import TaskPack
 
 __all__ = ["pack_table", "register", "rubric_table"]
 
@@ -82,6 +83,8 @@ def packs_validate(
 
     Example: lhbench packs validate ./my-pack
     """
+    from lhbench.packs import find_pack_dirs, load_pack
+
     problems: list[str] = []
     for root in paths:
         for pack_dir in find_pack_dirs(root) or [root]:
@@ -106,6 +109,7 @@ def packs_list(as_json: JsonOption = False) -> None:
     Example: lhbench packs list --json
     """
     from lhbench.jobs import all_pack_dirs
+    from lhbench.packs import load_pack
 
     loaded = [(load_pack(d), d) for d in all_pack_dirs(settings_for())]
     if as_json:
@@ -138,6 +142,7 @@ def packs_add(
     Example: lhbench packs add ./my-pack
     """
     from lhbench.jobs.packs import register_pack
+    from lhbench.packs import find_pack_dirs, load_pack
 
     with open_store(settings_for(db)) as store:
         for path in paths:
@@ -156,6 +161,8 @@ def schema_export(directory: Annotated[Path, typer.Argument(help="Output directo
 
     Example: lhbench schema export ./schemas
     """
+    from lhbench.schema import export_json_schemas
+
     for path in export_json_schemas(directory):
         say(str(path))
 

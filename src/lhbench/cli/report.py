@@ -18,12 +18,12 @@ from lhbench.cli.common import (
     say,
     settings_for,
 )
-from lhbench.config import Settings
 from lhbench.errors import ConfigError, LhbenchError
-from lhbench.store import Store
 
 if TYPE_CHECKING:
+    from lhbench.config import Settings
     from lhbench.report import ReportData, ReportFiles
+    from lhbench.store import Store
 
 __all__ = ["load_report_data", "register", "write_report_files"]
 

@@ -5,44 +5,48 @@ Agent-as-a-Judge are all jobs: plan units with an identity, skip those stored wi
 result, run the rest bounded, write in batches, sum up honestly.
 """
 
-from lhbench.jobs.agents import RunAgentsJob, store_outcome
-from lhbench.jobs.api import (
-    GradeOutcome,
-    ImportOutcome,
-    JudgeStatesOutcome,
-    RunOutcomeSummary,
-    grade_runs,
-    import_transcripts,
-    judge_states,
-    panel_specs,
-    run_agents,
-    sandbox_for,
-    verify_runs,
-)
-from lhbench.jobs.fixtures import FixtureJob, fixture_files
-from lhbench.jobs.grading import GradeJob, PairwiseJob
-from lhbench.jobs.imports import ImportJob, ImportResult, collect_files, file_digest
-from lhbench.jobs.packs import (
-    LoadedPack,
-    all_pack_dirs,
-    check_versions,
-    find_rubric,
-    pack_for_id,
-    resolve_pack,
-)
-from lhbench.jobs.progress import RichProgress
-from lhbench.jobs.runner import (
-    Assessment,
-    Job,
-    JobSummary,
-    ProgressSink,
-    Unit,
-    run_job,
-    short_reason,
-)
-from lhbench.jobs.states import RunState, StateProvider, state_id, task_kind
-from lhbench.jobs.verdicts import VerdictJob
-from lhbench.jobs.verification import Check, VerifyJob, task_checks
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from lhbench.jobs.agents import RunAgentsJob, store_outcome
+    from lhbench.jobs.api import (
+        GradeOutcome,
+        ImportOutcome,
+        JudgeStatesOutcome,
+        RunOutcomeSummary,
+        grade_runs,
+        import_transcripts,
+        judge_states,
+        panel_specs,
+        run_agents,
+        sandbox_for,
+        verify_runs,
+    )
+    from lhbench.jobs.fixtures import FixtureJob, fixture_files
+    from lhbench.jobs.grading import GradeJob, PairwiseJob
+    from lhbench.jobs.imports import ImportJob, ImportResult, collect_files, file_digest
+    from lhbench.jobs.packs import (
+        LoadedPack,
+        all_pack_dirs,
+        check_versions,
+        find_rubric,
+        pack_for_id,
+        resolve_pack,
+    )
+    from lhbench.jobs.progress import RichProgress
+    from lhbench.jobs.runner import (
+        Assessment,
+        Job,
+        JobSummary,
+        ProgressSink,
+        Unit,
+        run_job,
+        short_reason,
+    )
+    from lhbench.jobs.states import RunState, StateProvider, state_id, task_kind
+    from lhbench.jobs.verdicts import VerdictJob
+    from lhbench.jobs.verification import Check, VerifyJob, task_checks
 
 __all__ = [
     "Assessment",
@@ -89,3 +93,60 @@ __all__ = [
     "task_kind",
     "verify_runs",
 ]
+
+# Each name loads its module on first use: `lhbench import` needs the import job, not the
+# agent harness (pydantic-ai) that running agents needs.
+_MODULES = {
+    "Assessment": "lhbench.jobs.runner",
+    "Check": "lhbench.jobs.verification",
+    "FixtureJob": "lhbench.jobs.fixtures",
+    "GradeJob": "lhbench.jobs.grading",
+    "GradeOutcome": "lhbench.jobs.api",
+    "ImportJob": "lhbench.jobs.imports",
+    "ImportOutcome": "lhbench.jobs.api",
+    "ImportResult": "lhbench.jobs.imports",
+    "Job": "lhbench.jobs.runner",
+    "JobSummary": "lhbench.jobs.runner",
+    "JudgeStatesOutcome": "lhbench.jobs.api",
+    "LoadedPack": "lhbench.jobs.packs",
+    "PairwiseJob": "lhbench.jobs.grading",
+    "ProgressSink": "lhbench.jobs.runner",
+    "RichProgress": "lhbench.jobs.progress",
+    "RunAgentsJob": "lhbench.jobs.agents",
+    "RunOutcomeSummary": "lhbench.jobs.api",
+    "RunState": "lhbench.jobs.states",
+    "StateProvider": "lhbench.jobs.states",
+    "Unit": "lhbench.jobs.runner",
+    "VerdictJob": "lhbench.jobs.verdicts",
+    "VerifyJob": "lhbench.jobs.verification",
+    "all_pack_dirs": "lhbench.jobs.packs",
+    "check_versions": "lhbench.jobs.packs",
+    "collect_files": "lhbench.jobs.imports",
+    "file_digest": "lhbench.jobs.imports",
+    "find_rubric": "lhbench.jobs.packs",
+    "fixture_files": "lhbench.jobs.fixtures",
+    "grade_runs": "lhbench.jobs.api",
+    "import_transcripts": "lhbench.jobs.api",
+    "judge_states": "lhbench.jobs.api",
+    "pack_for_id": "lhbench.jobs.packs",
+    "panel_specs": "lhbench.jobs.api",
+    "resolve_pack": "lhbench.jobs.packs",
+    "run_agents": "lhbench.jobs.api",
+    "run_job": "lhbench.jobs.runner",
+    "sandbox_for": "lhbench.jobs.api",
+    "short_reason": "lhbench.jobs.runner",
+    "state_id": "lhbench.jobs.states",
+    "store_outcome": "lhbench.jobs.agents",
+    "task_checks": "lhbench.jobs.verification",
+    "task_kind": "lhbench.jobs.states",
+    "verify_runs": "lhbench.jobs.api",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _MODULES.get(name)
+    if module is None:
+        raise AttributeError(f"module 'lhbench.jobs' has no attribute {name!r}")
+    value = getattr(import_module(module), name)
+    globals()[name] = value
+    return value

@@ -10,28 +10,24 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from lhbench.config import Settings
 from lhbench.errors import ConfigError, LhbenchError
-from lhbench.harness import HARNESSES, LocalExecutor, make_executor
-from lhbench.harness.cli_agents import CLI_AGENTS, cli_binary
-from lhbench.jobs.agents import RunAgentsJob, specs_for
-from lhbench.jobs.environments import environment_context, environment_for, judged_runs
-from lhbench.jobs.grading import GradeJob, PairwiseJob
 from lhbench.jobs.imports import ImportJob, ImportResult, collect_files
 from lhbench.jobs.packs import LoadedPack, check_versions, find_rubric, pack_for_id, resolve_pack
 from lhbench.jobs.runner import JobSummary, run_job
-from lhbench.jobs.states import StateProvider
-from lhbench.jobs.verdicts import VerdictJob
-from lhbench.jobs.verification import VerifyJob
-from lhbench.judges import PairwiseJudge, RubricJudge
-from lhbench.models import ModelPool, ModelSpec, resolve_model
+from lhbench.models import ModelSpec, resolve_model
 from lhbench.packs import bundled_pack_dirs, load_pack
 from lhbench.sandbox import Sandbox, get_sandbox
 from lhbench.schema import Grade, Rubric, Run, RunStatus, Tier, TierKind
-from lhbench.stats.aj_modes import failure_mode
-from lhbench.store import Store
+
+if TYPE_CHECKING:
+    from lhbench.config import Settings
+    from lhbench.jobs.states import StateProvider
+    from lhbench.store import Store
+
+# The agent harness, the environments' states, the judges and the model pool (pydantic-ai)
+# load in the jobs that use them: importing transcripts needs none of them.
 
 __all__ = [
     "GradeOutcome",
@@ -145,6 +141,10 @@ async def grade_runs(
         progress: Progress-bar factory (``label -> context manager``).
         models: Test hook: model ref -> a pydantic-ai model used instead of the real one.
     """
+    from lhbench.jobs.grading import GradeJob, PairwiseJob
+    from lhbench.judges import PairwiseJudge, RubricJudge
+    from lhbench.models import ModelPool
+
     if tier not in {t.value for t in TierKind}:
         raise ConfigError(f"--tier {tier!r}: expected one of process, output, behavior")
     specs = panel_specs(panel, settings)
@@ -237,6 +237,10 @@ async def run_agents(
     (``ray_address``, else the ``ray_address`` setting, else a local instance) each run
     and its workspace checks run together on a worker node.
     """
+    from lhbench.harness import HARNESSES, LocalExecutor, make_executor
+    from lhbench.harness.cli_agents import CLI_AGENTS, cli_binary
+    from lhbench.jobs.agents import RunAgentsJob, specs_for
+
     if harness not in HARNESSES:
         raise ConfigError(f"--harness {harness!r}: expected one of {', '.join(HARNESSES)}")
     if harness in CLI_AGENTS:
@@ -305,6 +309,9 @@ async def _verify_pack(
     states: StateProvider | None = None,
 ) -> JobSummary[Any]:
     """Label runs by their tasks' checks, on the final states the pack's environment makes."""
+    from lhbench.jobs.environments import environment_context, environment_for
+    from lhbench.jobs.verification import VerifyJob
+
     # a run that failed for infrastructure is no score: its state is not labelled either
     done = [
         r
@@ -469,6 +476,10 @@ async def judge_states(
     packs: ``state`` or ``state+trajectory``) and ``modality`` (GUI packs: ``screenshot``,
     ``a11y`` or ``both``) are options of one environment; another refuses them.
     """
+    from lhbench.jobs.environments import environment_context, environment_for, judged_runs
+    from lhbench.jobs.verdicts import VerdictJob
+    from lhbench.models import ModelPool
+
     spec = aj_judge_spec(judge, model, settings)
     loaded = resolve_pack(pack, settings, store)
     env = environment_for(loaded)
@@ -516,6 +527,8 @@ def store_failure_modes(store: Store, pack: LoadedPack) -> int:
 
     A stored tag (a reviewer's, or an earlier rule's) is never overwritten.
     """
+    from lhbench.stats.aj_modes import failure_mode
+
     labels = {lab.run_id: lab.passed for lab in store.list_labels() if lab.passed is not None}
     runs = {r.id: r for r in store.list_runs(pack_id=pack.pack.id)}
     tagged = 0

@@ -13,11 +13,13 @@ import statistics
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
-from lhbench.judges.base import Evidence, GradeItem
-from lhbench.judges.rubric import RubricJudge
 from lhbench.schema import Grade, GradeStatus, Rubric, Tier, judge_labels
+
+if TYPE_CHECKING:
+    from lhbench.judges.base import Evidence
+    from lhbench.judges.rubric import RubricJudge
 
 __all__ = [
     "JudgePanel",
@@ -189,6 +191,8 @@ class JudgePanel:
         self, evidence: Evidence, rubric: Rubric, tier: Tier, *, repeat: int = 0
     ) -> PanelResult:
         """Every judge grades concurrently; every grade is returned, failed ones included."""
+        from lhbench.judges.base import GradeItem  # pydantic-ai: a report never grades
+
         item = GradeItem(evidence.run, rubric, tier, repeat, evidence)
         grades = await asyncio.gather(*(j.judge(item) for j in self.judges))
         return PanelResult(run_id=evidence.run.id, grades=list(grades))

@@ -18,13 +18,6 @@ import random
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from pydantic_ai.exceptions import (
-    ModelAPIError,
-    ModelContextWindowExceededError,
-    ModelQuotaExceededError,
-    ModelRequestRejectedError,
-)
-
 from lhbench.models.spec import ModelSpec
 from lhbench.schema import Usage
 
@@ -139,6 +132,12 @@ def cache_refresh(refresh: bool = True) -> Iterator[None]:
 
 def retryable(exc: BaseException) -> bool:
     """Whether asking again after ``exc`` may work (and the model layer should retry)."""
+    from pydantic_ai.exceptions import (
+        ModelAPIError,
+        ModelQuotaExceededError,
+        ModelRequestRejectedError,
+    )
+
     if isinstance(exc, ModelRequestRejectedError | ModelQuotaExceededError):
         return False
     return isinstance(exc, ModelAPIError | asyncio.TimeoutError)
@@ -151,6 +150,13 @@ def is_transport_error(exc: BaseException) -> bool:
     everything the model layer raises except an answer that does not fit (which a judge
     records as a final parse failure).
     """
+    # pydantic-ai loads where a model call failed, not with the job runner that imports us
+    from pydantic_ai.exceptions import (
+        ModelAPIError,
+        ModelContextWindowExceededError,
+        ModelRequestRejectedError,
+    )
+
     if isinstance(exc, ModelRequestRejectedError | ModelContextWindowExceededError):
         return False  # the request itself is refused: asking the same again cannot help
     return isinstance(exc, ModelAPIError | TimeoutError | OSError)

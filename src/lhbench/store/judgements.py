@@ -16,16 +16,18 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-import numpy as np
-from numpy.typing import NDArray
 from sqlalchemy import Connection, and_, select
 from sqlalchemy.orm import Session
 
 from lhbench.schema import Grade, JudgeKind, Label, PreferenceVote, Verdict, utcnow
 from lhbench.store.base import ResultState, StoreBase, chunks, matching
 from lhbench.store.tables import Base, GradeRow, LabelRow, ResponseCacheRow, VerdictRow, VoteRow
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
 
 __all__ = ["CacheRow", "JudgementStore", "VoteColumns"]
 
@@ -324,6 +326,8 @@ class JudgementStore(StoreBase):
             stmt = stmt.where(tbl.c.rater_kind == rater_kind)
         if task_id is not None:
             stmt = stmt.where(tbl.c.task_id == task_id)
+        import numpy as np  # only the Elo fit reads votes as columns; most commands never do
+
         with self.engine.connect() as conn:
             rows = conn.execute(stmt).all()
         keep = None if run_ids is None else set(run_ids)
