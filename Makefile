@@ -3,6 +3,10 @@
 # (the sandbox); `make test` also Chromium and Node/npm. System packages come from Debian
 # only when missing (scripts/system-deps).
 SHELL := /bin/bash
+# Python's bytecode cache on: a machine that turns it off (PYTHONDONTWRITEBYTECODE=1, as
+# this project's CI machines do) recompiles every import in every CLI and sandbox
+# subprocess the tests start, roughly doubling each start.
+unexport PYTHONDONTWRITEBYTECODE
 UV := $(shell command -v uv 2>/dev/null || echo "python3 -m uv")
 
 .PHONY: demo test test-unprivileged setup lint typecheck bench clean

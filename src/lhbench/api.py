@@ -350,8 +350,8 @@ def report(
     settings: Settings | None = None,
 ) -> Report:
     """The report over the store (as ``lhbench report``); written to ``out`` when given."""
-    from lhbench.report import ReportData, build_sections, write_report
-    from lhbench.report.data import configured_panel
+    from lhbench.reporting import ReportData, build_sections, write_report
+    from lhbench.reporting.data import configured_panel
 
     settings = settings or load_settings()
     with _store(store, settings) as st:
@@ -383,9 +383,9 @@ def export_inspect(
 
         paths = lhbench.export_inspect("inspect-logs", pack="lhbench-samples")
     """
-    from lhbench.report import ReportData
-    from lhbench.report.data import configured_panel
-    from lhbench.report.inspect_log import export_inspect as _export
+    from lhbench.reporting import ReportData
+    from lhbench.reporting.data import configured_panel
+    from lhbench.reporting.inspect_log import export_inspect as _export
 
     bad = [f for f in formats if f not in ("eval", "json")]
     if bad:

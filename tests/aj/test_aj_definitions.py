@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
-from lhbench.report.aj import aj_section
-from lhbench.report.aj_breakdown import aj_breakdown_section
-from lhbench.report.data import ReportData
-from lhbench.report.tables import Table
+from lhbench.reporting.aj import aj_section
+from lhbench.reporting.aj_breakdown import aj_breakdown_section
+from lhbench.reporting.data import ReportData
+from lhbench.reporting.tables import Table
 from lhbench.schema import (
     ComplexityTags,
     EnvironmentKind,

@@ -7,8 +7,8 @@ import math
 import pytest
 from scipy import stats as sps
 
-from lhbench.report.aj_breakdown import aj_breakdown_section
-from lhbench.report.data import ReportData
+from lhbench.reporting.aj_breakdown import aj_breakdown_section
+from lhbench.reporting.data import ReportData
 from lhbench.schema import (
     ComplexityTags,
     EnvironmentKind,
@@ -156,7 +156,7 @@ def test_tool_set_ablation() -> None:
 
 
 def test_no_improvement_row_without_one_llm_judge_to_subtract_and_it_says_so() -> None:
-    from lhbench.report.aj import aj_section
+    from lhbench.reporting.aj import aj_section
 
     base = data()
     t, col = table(aj_section(base), "aj_f1")

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from lhbench.report import ReportData, write_report
-from lhbench.report.aj_breakdown import aj_breakdown_section
+from lhbench.reporting import ReportData, write_report
+from lhbench.reporting.aj_breakdown import aj_breakdown_section
 from lhbench.schema import (
     ComplexityTags,
     EnvironmentKind,

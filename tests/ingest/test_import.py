@@ -138,7 +138,7 @@ def test_cli_import_json_and_strict(tmp_path: Path) -> None:
 def test_report_gains_failure_tables(store: Store, tmp_path: Path) -> None:
     import csv
 
-    from lhbench.report import ReportData, write_report
+    from lhbench.reporting import ReportData, write_report
 
     import_paths(
         store,

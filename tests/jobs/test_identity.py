@@ -4,7 +4,7 @@ import asyncio
 
 from lhbench.config import Settings
 from lhbench.jobs import grade_runs
-from lhbench.report import ReportData
+from lhbench.reporting import ReportData
 from lhbench.schema import GradeStatus, Trajectory
 from lhbench.store import Store
 from lhbench.testing import ModelStub, hashed_scale_scores, rubric_judge_script

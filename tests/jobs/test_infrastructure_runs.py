@@ -10,8 +10,8 @@ from pathlib import Path
 from lhbench.config import Settings
 from lhbench.jobs import grade_runs
 from lhbench.jobs.verification import Check, VerifyJob
-from lhbench.report import ReportData, write_report
-from lhbench.report.leaderboard import pass_rate_rows
+from lhbench.reporting import ReportData, write_report
+from lhbench.reporting.leaderboard import pass_rate_rows
 from lhbench.schema import FailureKind, Label, PreferenceVote, Run, RunStatus
 from lhbench.store import Store
 from lhbench.testing import ModelStub, hashed_scale_scores, rubric_judge_script

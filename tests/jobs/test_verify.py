@@ -10,8 +10,8 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from lhbench.config import Settings
 from lhbench.jobs import import_transcripts, run_agents, verify_runs
-from lhbench.report import ReportData
-from lhbench.report.leaderboard import pass_rate_rows
+from lhbench.reporting import ReportData
+from lhbench.reporting.leaderboard import pass_rate_rows
 from lhbench.store import Store
 
 REPORT = "east: 19.55\nnorth: 155.80\nsouth: 99.99\n"

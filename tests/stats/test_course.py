@@ -6,8 +6,8 @@ import math
 
 import pytest
 
-from lhbench.report import ReportData
-from lhbench.report.content import content_scales_section
+from lhbench.reporting import ReportData
+from lhbench.reporting.content import content_scales_section
 from lhbench.schema import (
     ChapterGrade,
     DimensionScore,
@@ -162,7 +162,7 @@ def test_report_section_says_when_there_are_no_chapter_grades() -> None:
 
 
 def test_grades_with_a_replaced_rubric_are_left_out_as_stale() -> None:
-    from lhbench.report.data import current_chapter_grades
+    from lhbench.reporting.data import current_chapter_grades
     from tests.store.test_chapters import _record
 
     runs = {r: make_run(r, pack_id="p", task_id="t") for r in ("r1", "r2")}

@@ -177,7 +177,7 @@ def test_f1_with_no_positives_is_undefined_not_zero() -> None:
     wrong = binary_metrics([0, 0], [1, 0])
     assert wrong.f1 == 0.0 and wrong.precision == 0.0 and math.isnan(wrong.recall)
     # shown as n/a, never 0.00
-    from lhbench.report.tables import fmt
+    from lhbench.reporting.tables import fmt
 
     assert fmt(none.f1 * 100, 2) == "n/a"
 

@@ -1,7 +1,7 @@
 """The overview's figures equal the report's on one store, and the page cache follows writes.
 
 The overview computes from SQL aggregates (fast at 10,000 runs); the report from every
-grade document through ``lhbench.judges.panel`` and ``lhbench.report``. Same store, same
+grade document through ``lhbench.judges.panel`` and ``lhbench.reporting``. Same store, same
 numbers: panel scores and CIs, pass rates, Elo, exclusions, noise floor.
 """
 
@@ -19,7 +19,7 @@ import httpx
 import pytest
 
 from lhbench.judges import tier_keys
-from lhbench.report import ReportData, arena_section, leaderboard_rows, pass_rate_rows
+from lhbench.reporting import ReportData, arena_section, leaderboard_rows, pass_rate_rows
 from lhbench.schema import GradeStatus, Label
 from lhbench.store import Store
 from lhbench.web.analysis import analyse, gc_paused, parse_group_by, rank_by_ci, sort_agents

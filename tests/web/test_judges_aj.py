@@ -20,7 +20,7 @@ import httpx
 import pytest
 from scipy import stats as sps
 
-from lhbench.report import ReportData, write_report
+from lhbench.reporting import ReportData, write_report
 from lhbench.schema import (
     ComplexityTags,
     EnvironmentKind,

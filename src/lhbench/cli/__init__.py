@@ -1,4 +1,4 @@
-"""The ``lhbench`` command line (thin over ``lhbench.jobs`` and ``lhbench.report``)."""
+"""The ``lhbench`` command line (thin over ``lhbench.jobs`` and ``lhbench.reporting``)."""
 
 from lhbench.cli.app import app, main
 

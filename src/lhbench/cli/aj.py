@@ -33,9 +33,9 @@ aj_app = typer.Typer(help="Agent-as-a-Judge: replay, judge, score.", no_args_is_
 
 def meta_tables(store: Store) -> dict[str, Any]:
     """The AJ-Bench tables from stored verdicts and labels."""
-    from lhbench.report import ReportData, aj_section
-    from lhbench.report.aj_breakdown import aj_breakdown_section
-    from lhbench.report.recorded import recorded_agreement_table
+    from lhbench.reporting import ReportData, aj_section
+    from lhbench.reporting.aj_breakdown import aj_breakdown_section
+    from lhbench.reporting.recorded import recorded_agreement_table
 
     data = ReportData.from_store(store)
     sec = aj_section(data)
@@ -62,7 +62,7 @@ def meta_tables(store: Store) -> dict[str, Any]:
 
 def print_meta_tables(result: dict[str, Any]) -> None:
     """The AJ-Bench tables, as rich tables."""
-    from lhbench.report import fmt
+    from lhbench.reporting import fmt
 
     if result["empty"]:
         say(result["empty"])

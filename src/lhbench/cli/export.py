@@ -61,7 +61,7 @@ def inspect(
     checks (``verify``) and agent-judge verdicts. Read them with ``inspect view``.
     Example: lhbench export inspect ./inspect-logs --pack lhbench-samples
     """
-    from lhbench.report.inspect_log import export_inspect
+    from lhbench.reporting.inspect_log import export_inspect
 
     settings = settings_for(db)
     if directory.exists() and not directory.is_dir():

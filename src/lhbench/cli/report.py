@@ -22,7 +22,7 @@ from lhbench.errors import ConfigError, LhbenchError
 
 if TYPE_CHECKING:
     from lhbench.config import Settings
-    from lhbench.report import ReportData, ReportFiles
+    from lhbench.reporting import ReportData, ReportFiles
     from lhbench.store import Store
 
 __all__ = ["load_report_data", "register", "write_report_files"]
@@ -30,7 +30,7 @@ __all__ = ["load_report_data", "register", "write_report_files"]
 
 def load_report_data(store: Store, settings: Settings, *, include_stale: bool) -> ReportData:
     """Report data with current judgements (``include_stale`` keeps all)."""
-    from lhbench.report.data import ReportData, configured_panel
+    from lhbench.reporting.data import ReportData, configured_panel
 
     return ReportData.from_store(
         store, include_stale=include_stale, panel=configured_panel(settings)
@@ -48,7 +48,7 @@ def write_report_files(
     notes: list[str] | None = None,
 ) -> ReportFiles:
     """Write the report's files."""
-    from lhbench.report import write_report
+    from lhbench.reporting import write_report
 
     keys = [k.strip() for k in by.split(",") if k.strip()]
     if not keys:

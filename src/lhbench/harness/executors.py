@@ -25,6 +25,7 @@ import socket
 import sys
 import tarfile
 import tempfile
+from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from pathlib import Path
 from types import TracebackType
@@ -119,27 +120,23 @@ def unpack_archive(home: Path, digest: str, data: bytes) -> Path:
     return dest / "pack"
 
 
-async def _run_on_node(spec: RunSpec, digest: str, archive: bytes, check: bool) -> RunOutcome:
-    from lhbench.jobs.packs import LoadedPack
-    from lhbench.jobs.verification import check_on_node
-    from lhbench.packs import load_pack
-    from lhbench.sandbox import get_sandbox
+#: checks a finished run on its node: (the unpacked pack, the run's spec, its outcome) ->
+#: labels; given by the job layer (``lhbench.jobs.verification.check_on_node``), so the
+#: harness never imports the jobs above it
+NodeCheck = Callable[[Path, RunSpec, RunOutcome], Awaitable[list[Any]]]
 
+
+async def _run_on_node(
+    spec: RunSpec, digest: str, archive: bytes, check: NodeCheck | None
+) -> RunOutcome:
     home = Path(spec.home)
     pack_dir = unpack_archive(home, digest, archive)
     spec = replace(spec, pack_dir=str(pack_dir))
     out = await execute(spec)
     out.run.metadata["node"] = _node_id()
     out.run.metadata["host"] = socket.gethostname()
-    if check:
-        pack = load_pack(pack_dir)
-        out.labels = await check_on_node(
-            LoadedPack(pack, pack_dir),
-            out.run,
-            out.trajectory,
-            sandbox=get_sandbox(spec.sandbox, unsafe=spec.unsafe_no_sandbox),
-            workdir=home / "states" / pack.id,
-        )
+    if check is not None:
+        out.labels = await check(pack_dir, spec, out)
     return out
 
 
@@ -149,7 +146,9 @@ def _node_id() -> str:
     return str(ray.get_runtime_context().get_node_id())
 
 
-def _execute_on_node(spec: RunSpec, digest: str, archive: bytes, check: bool) -> dict[str, Any]:
+def _execute_on_node(
+    spec: RunSpec, digest: str, archive: bytes, check: NodeCheck | None
+) -> dict[str, Any]:
     """The Ray task: one run (and its checks) on the node Ray chose, as plain JSON."""
     return asyncio.run(_run_on_node(spec, digest, archive, check)).to_json()
 
@@ -160,7 +159,7 @@ class RayExecutor:
     Args:
         parallel: CPUs of the Ray instance started here (ignored with ``address``).
         address: An existing cluster (``head:6379``, ``ray://head:10001`` or ``auto``).
-        checks: Run each run's workspace checks on its node, with the run.
+        checks: Checks each run's workspace on its node, with the run (None: none there).
         max_retries: Ray's retries of a task whose worker or node died.
         resubmits: Further submissions when Ray's retries end in a lost worker or node.
     """
@@ -170,7 +169,7 @@ class RayExecutor:
         *,
         parallel: int = 2,
         address: str | None = None,
-        checks: bool = True,
+        checks: NodeCheck | None = None,
         max_retries: int = 3,
         resubmits: int = 2,
     ) -> None:
@@ -252,7 +251,7 @@ EXECUTORS = ("local", "ray")
 
 
 def make_executor(
-    name: str, *, parallel: int = 2, address: str | None = None, checks: bool = True
+    name: str, *, parallel: int = 2, address: str | None = None, checks: NodeCheck | None = None
 ) -> LocalExecutor | RayExecutor:
     """The executor called ``name`` (local or ray; ``address``: an existing Ray cluster)."""
     from lhbench.errors import ConfigError

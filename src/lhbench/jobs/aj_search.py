@@ -5,7 +5,7 @@ into items (:mod:`lhbench.envs.web`). Every item becomes a run (``<pack>--<task>
 --<item>``) whose final state is the item and its answer; the task's verify script labels
 it, and the verdict judge judges it with the recorded web as its tools. The report folds
 an answer's items into one result before F1, as AJ-Bench scores its search domain
-(:func:`lhbench.report.aj.per_trajectory`: the answer passes when every item passes, i.e.
+(:func:`lhbench.reporting.aj.per_trajectory`: the answer passes when every item passes, i.e.
 :func:`answer_scores` = 1); the item-level F1 is shown apart, labelled.
 """
 

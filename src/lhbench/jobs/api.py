@@ -240,6 +240,7 @@ async def run_agents(
     from lhbench.harness import HARNESSES, LocalExecutor, make_executor
     from lhbench.harness.cli_agents import CLI_AGENTS, cli_binary
     from lhbench.jobs.agents import RunAgentsJob, specs_for
+    from lhbench.jobs.verification import check_outcome_on_node
 
     if harness not in HARNESSES:
         raise ConfigError(f"--harness {harness!r}: expected one of {', '.join(HARNESSES)}")
@@ -276,7 +277,7 @@ async def run_agents(
             executor,
             parallel=parallel,
             address=ray_address or (settings.ray_address if executor == "ray" else None),
-            checks=verify,
+            checks=check_outcome_on_node if verify else None,
         )
     )
     async with ex:

@@ -39,11 +39,13 @@ from lhbench.store import ResultState, Store
 if TYPE_CHECKING:
     from lhbench.envs.content.checks import CourseReport
     from lhbench.envs.figma import CheckReport
+    from lhbench.harness.runner import RunOutcome, RunSpec
 
 __all__ = [
     "Check",
     "VerifyJob",
     "check_on_node",
+    "check_outcome_on_node",
     "content_checks",
     "figma_checks",
     "run_content_checks",
@@ -328,6 +330,21 @@ class VerifyJob:
     def write(self, results: Sequence[Label]) -> None:
         """Labels, replacing what the same check said before."""
         self.store.save_labels(results)
+
+
+async def check_outcome_on_node(pack_dir: Path, spec: RunSpec, out: RunOutcome) -> list[Label]:
+    """The Ray executor's node check (:data:`~lhbench.harness.executors.NodeCheck`)."""
+    from lhbench.packs import load_pack
+    from lhbench.sandbox import get_sandbox
+
+    pack = load_pack(pack_dir)
+    return await check_on_node(
+        LoadedPack(pack, pack_dir),
+        out.run,
+        out.trajectory,
+        sandbox=get_sandbox(spec.sandbox, unsafe=spec.unsafe_no_sandbox),
+        workdir=Path(spec.home) / "states" / pack.id,
+    )
 
 
 async def check_on_node(

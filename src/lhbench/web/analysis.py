@@ -5,12 +5,12 @@ of each rubric tier with its task-bootstrap CI, the check pass rate with its Wil
 the human Bradley–Terry Elo with its bootstrap CI, how often the agent judge's verdicts
 agree with the checks, the judges' noise floor on the agent's runs, cost and tokens.
 
-These are the report's figures (``lhbench.report``: leaderboard, pass rates, arena), with
+These are the report's figures (``lhbench.reporting``: leaderboard, pass rates, arena), with
 the same definitions, seeds and exclusions; they are computed from per-(run, judge)
 sums that the database aggregates instead of from every grade document, which is what
 makes the first request at 10,000 runs take a fraction of a second. What is reused as is:
-the current-vs-stale policy (:func:`lhbench.report.current_grades`, asked once per
-distinct rubric content × judge), group labels (:func:`lhbench.report.group_label`),
+the current-vs-stale policy (:func:`lhbench.reporting.current_grades`, asked once per
+distinct rubric content × judge), group labels (:func:`lhbench.reporting.group_label`),
 judge names (:func:`lhbench.schema.judge_labels`), the bootstrap, Wilson and Elo code
 (:mod:`lhbench.stats`). ``tests/web/test_analysis.py`` checks every figure against the
 report's on one store.
@@ -32,7 +32,7 @@ from urllib.parse import urlencode
 import numpy as np
 
 from lhbench.judges import TierKey
-from lhbench.report import Exclusions, current_grades, group_label
+from lhbench.reporting import Exclusions, current_grades, group_label
 from lhbench.schema import (
     FailureKind,
     Grade,

@@ -20,7 +20,7 @@ from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from lhbench.config import Settings, load_settings
-from lhbench.report.data import configured_panel
+from lhbench.reporting.data import configured_panel
 from lhbench.store import Store
 from lhbench.web import account, annotate_pages, arena_pages, pages, run_pages
 from lhbench.web.auth import LoginPolicy

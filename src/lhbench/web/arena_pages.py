@@ -14,7 +14,7 @@ from urllib.parse import urlencode
 from fastapi import APIRouter, Form, HTTPException, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
-from lhbench.report import arena_section
+from lhbench.reporting import arena_section
 from lhbench.schema import Artifact
 from lhbench.web.arena import (
     CHOICES,

@@ -28,7 +28,7 @@ from fastapi.responses import HTMLResponse
 from fastapi.templating import Jinja2Templates
 
 from lhbench.config import Settings
-from lhbench.report import ReportData, fmt
+from lhbench.reporting import ReportData, fmt
 from lhbench.store import Store
 from lhbench.web.analysis import Analysis, analyse
 from lhbench.web.auth import LoginPolicy, csrf_ok, hash_token

@@ -1,6 +1,6 @@
 """The judges page's Agent-as-a-Judge part: the report's own tables, laid out for reading.
 
-Every figure comes from ``lhbench.report.aj_section`` and ``aj_breakdown_section`` (the
+Every figure comes from ``lhbench.reporting.aj_section`` and ``aj_breakdown_section`` (the
 same functions ``lhbench report`` calls); this module only picks cells out of their
 tables by column name and groups rows for display. Tables the breakdown adds later (an
 ablation over a new judge setting) appear under the ablations without a change here.
@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from lhbench.report import ReportData, Section, Table, aj_section
-from lhbench.report.aj_breakdown import aj_breakdown_section
-from lhbench.report.tables import Cell
+from lhbench.reporting import ReportData, Section, Table, aj_section
+from lhbench.reporting.aj_breakdown import aj_breakdown_section
+from lhbench.reporting.tables import Cell
 
 __all__ = ["AjView", "aj_view"]
 

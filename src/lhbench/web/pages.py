@@ -16,7 +16,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from lhbench.judges import TierKey, noise_floor
-from lhbench.report import agreement_section, grading_health_section
+from lhbench.reporting import agreement_section, grading_health_section
 from lhbench.schema import GradeStatus, RunStatus, judge_labels
 from lhbench.web.analysis import Analysis, parse_group_by, sort_agents
 from lhbench.web.charts import ci_bar, forest, heatmap

@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 from lhbench.envs.content import load_ground_truth
-from lhbench.report import ReportData, write_report
+from lhbench.reporting import ReportData, write_report
 from lhbench.schema import GradeStatus, Scale
 from lhbench.stats.course import course_scores
 from lhbench.store import Store

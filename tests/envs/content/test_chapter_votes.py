@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from sklearn.metrics import cohen_kappa_score
 
-from lhbench.report import ReportData, write_report
+from lhbench.reporting import ReportData, write_report
 from lhbench.schema import Scale
 from lhbench.store import Store
 from tests.cli.helpers import cli

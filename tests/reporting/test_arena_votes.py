@@ -7,8 +7,8 @@ import re
 import pytest
 from scipy import stats as sps
 
-from lhbench.report import ReportData
-from lhbench.report.arena import arena_section
+from lhbench.reporting import ReportData
+from lhbench.reporting.arena import arena_section
 from lhbench.schema import PreferenceVote
 from tests.factories import make_run
 

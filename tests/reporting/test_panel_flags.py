@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import math
 
-from lhbench.report import ReportData
-from lhbench.report.agreement import agreement_section
-from lhbench.report.leaderboard import leaderboard_section
+from lhbench.reporting import ReportData
+from lhbench.reporting.agreement import agreement_section
+from lhbench.reporting.leaderboard import leaderboard_section
 from lhbench.schema import GradeStatus
 from lhbench.stats import panel_agreement
 from tests.factories import make_grade, make_run

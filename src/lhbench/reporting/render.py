@@ -7,17 +7,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from lhbench.report.ablation import ablation_section
-from lhbench.report.agreement import agreement_section
-from lhbench.report.aj import aj_section
-from lhbench.report.aj_breakdown import aj_breakdown_section
-from lhbench.report.arena import arena_section
-from lhbench.report.content import content_scales_section
-from lhbench.report.data import ReportData
-from lhbench.report.failures import failures_section
-from lhbench.report.health import grading_health_section
-from lhbench.report.leaderboard import LeaderboardRow, leaderboard_section
-from lhbench.report.tables import Section
+from lhbench.reporting.ablation import ablation_section
+from lhbench.reporting.agreement import agreement_section
+from lhbench.reporting.aj import aj_section
+from lhbench.reporting.aj_breakdown import aj_breakdown_section
+from lhbench.reporting.arena import arena_section
+from lhbench.reporting.content import content_scales_section
+from lhbench.reporting.data import ReportData
+from lhbench.reporting.failures import failures_section
+from lhbench.reporting.health import grading_health_section
+from lhbench.reporting.leaderboard import LeaderboardRow, leaderboard_section
+from lhbench.reporting.tables import Section
 from lhbench.stats import EloResult, PanelAgreement
 
 __all__ = ["ReportFiles", "build_sections", "write_report"]
@@ -72,7 +72,7 @@ def build_sections(
 
 def _figures(section: Section) -> list[str]:
     # matplotlib loads in ~0.5 s; only a report that has plots pays for it
-    from lhbench.report.plots import aj_f1_svg, elo_svg, kappa_heatmap_svg, leaderboard_svg
+    from lhbench.reporting.plots import aj_f1_svg, elo_svg, kappa_heatmap_svg, leaderboard_svg
 
     figs = []
     for slug, payload in section.plots.items():

@@ -11,8 +11,8 @@ from collections import defaultdict
 from collections.abc import Sequence
 from typing import Literal, cast
 
-from lhbench.report.data import ReportData, group_label
-from lhbench.report.tables import Cell, Section, Table
+from lhbench.reporting.data import ReportData, group_label
+from lhbench.reporting.tables import Cell, Section, Table
 from lhbench.schema import JudgeKind, PreferenceVote
 from lhbench.stats import (
     EloResult,

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from lhbench.packs import bundled_pack_dirs, load_pack
-from lhbench.report import ReportData
-from lhbench.report.agreement import agreement_section
-from lhbench.report.leaderboard import leaderboard_section
+from lhbench.reporting import ReportData
+from lhbench.reporting.agreement import agreement_section
+from lhbench.reporting.leaderboard import leaderboard_section
 from lhbench.schema import DimensionScore, Grade, JudgeIdentity, JudgeKind, Rubric, TierKind
 from lhbench.stats import cohen_kappa
 from tests.factories import make_run

@@ -18,9 +18,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from lhbench.report.aj import judge_configs, per_trajectory
-from lhbench.report.data import ReportData
-from lhbench.report.tables import Section, Table
+from lhbench.reporting.aj import judge_configs, per_trajectory
+from lhbench.reporting.data import ReportData
+from lhbench.reporting.tables import Section, Table
 from lhbench.schema import Verdict
 from lhbench.stats import binary_metrics, macro_f1, t_ci
 from lhbench.stats.aj_modes import failure_mode

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Sequence
 
-from lhbench.report.tables import Table
+from lhbench.reporting.tables import Table
 from lhbench.schema import Label, Run
 from lhbench.stats import label_agreement
 

@@ -21,8 +21,8 @@ from typing import TypeVar
 
 import numpy as np
 
-from lhbench.report.data import ReportData
-from lhbench.report.tables import Cell, Section, Table
+from lhbench.reporting.data import ReportData
+from lhbench.reporting.tables import Cell, Section, Table
 from lhbench.schema import Run, Verdict
 from lhbench.stats import binary_metrics, macro_f1, t_ci
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from lhbench.report.data import ReportData
-from lhbench.report.tables import Section, Table
+from lhbench.reporting.data import ReportData
+from lhbench.reporting.tables import Section, Table
 from lhbench.schema import GradeStatus
 
 __all__ = ["grading_health_section"]

@@ -16,8 +16,8 @@ import numpy as np
 
 from lhbench.judges import TierKey, panel_scores, tier_keys
 from lhbench.judges.panel import _key_of
-from lhbench.report.data import ReportData, group_label
-from lhbench.report.tables import Cell, Section, Table
+from lhbench.reporting.data import ReportData, group_label
+from lhbench.reporting.tables import Cell, Section, Table
 from lhbench.schema import MIXED_SCALE_RULE, GradeStatus, Scale, Tier
 from lhbench.stats import bootstrap_ci, few_clusters_note, panel_agreement, proportion
 from lhbench.stats.agreement import normalised_score

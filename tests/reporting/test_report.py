@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from lhbench.packs import bundled_pack_dirs, load_pack
-from lhbench.report import ReportData, write_report
+from lhbench.reporting import ReportData, write_report
 from lhbench.schema import (
     DimensionScore,
     Grade,

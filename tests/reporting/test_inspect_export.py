@@ -13,7 +13,7 @@ from lhbench.schema import Role, StepKind
 from lhbench.store import Store
 from tests.cli.helpers import cli
 from tests.factories import make_trajectory
-from tests.report.test_report import FIGMA, JUDGES, grade, seed_store
+from tests.reporting.test_report import FIGMA, JUDGES, grade, seed_store
 
 read_eval_log = pytest.importorskip("inspect_ai.log").read_eval_log
 

@@ -19,9 +19,9 @@ from collections.abc import Sequence
 import numpy as np
 
 from lhbench.judges import panel_scores, tier_keys
-from lhbench.report.data import ReportData, group_label
-from lhbench.report.leaderboard import dimension_order
-from lhbench.report.tables import Cell, Section, Table
+from lhbench.reporting.data import ReportData, group_label
+from lhbench.reporting.leaderboard import dimension_order
+from lhbench.reporting.tables import Cell, Section, Table
 from lhbench.stats import (
     PairedDelta,
     few_clusters_note,

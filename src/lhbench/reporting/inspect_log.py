@@ -35,7 +35,7 @@ import orjson
 
 from lhbench._version import __version__
 from lhbench.judges.panel import TierKey, panel_scores, tier_keys
-from lhbench.report.data import ReportData
+from lhbench.reporting.data import ReportData
 from lhbench.schema import Grade, Role, Run, RunStatus, Step, StepKind, Usage, Verdict
 from lhbench.schema.grading import judge_labels
 

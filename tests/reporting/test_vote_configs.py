@@ -5,8 +5,8 @@ from __future__ import annotations
 from datetime import timedelta
 from pathlib import Path
 
-from lhbench.report import ReportData
-from lhbench.report.arena import arena_section
+from lhbench.reporting import ReportData
+from lhbench.reporting.arena import arena_section
 from lhbench.schema import JudgeKind, PreferenceVote, utcnow
 from lhbench.store import Store
 from tests.factories import make_run

@@ -11,8 +11,8 @@ import pytest
 from lhbench.config import Settings
 from lhbench.jobs import grade_runs
 from lhbench.judges import panel_scores, tier_keys
-from lhbench.report import ReportData, write_report
-from lhbench.report.ablation import ablation_section
+from lhbench.reporting import ReportData, write_report
+from lhbench.reporting.ablation import ablation_section
 from lhbench.schema import Label
 from lhbench.store import Store
 from lhbench.testing import ModelStub, hashed_scale_scores, rubric_judge_script

@@ -17,7 +17,7 @@ from lhbench.config import Settings
 from lhbench.jobs import resolve_pack
 from lhbench.jobs.packs import refresh_packs
 from lhbench.packs import load_pack, resolve_pack_dir
-from lhbench.report import ReportData
+from lhbench.reporting import ReportData
 from lhbench.schema import Label
 from lhbench.store import Store
 from tests.cli.helpers import cli

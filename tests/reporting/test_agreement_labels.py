@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from lhbench.report import ReportData
-from lhbench.report.agreement import agreement_section
+from lhbench.reporting import ReportData
+from lhbench.reporting.agreement import agreement_section
 from tests.factories import make_grade, make_run
 
 

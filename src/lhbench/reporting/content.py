@@ -16,8 +16,8 @@ import statistics
 from collections.abc import Hashable, Sequence
 from typing import Literal, cast
 
-from lhbench.report.data import ReportData, group_label
-from lhbench.report.tables import Cell, Section, Table
+from lhbench.reporting.data import ReportData, group_label
+from lhbench.reporting.tables import Cell, Section, Table
 from lhbench.schema import Scale
 from lhbench.stats import few_clusters_note
 from lhbench.stats.course import (

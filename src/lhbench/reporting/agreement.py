@@ -5,9 +5,9 @@ from __future__ import annotations
 import math
 
 from lhbench.judges import TierKey, tier_keys
-from lhbench.report.data import ReportData
-from lhbench.report.leaderboard import agreement_levels
-from lhbench.report.tables import Cell, Section, Table
+from lhbench.reporting.data import ReportData
+from lhbench.reporting.leaderboard import agreement_levels
+from lhbench.reporting.tables import Cell, Section, Table
 from lhbench.schema import GradeStatus
 from lhbench.stats import PanelAgreement, panel_agreement
 

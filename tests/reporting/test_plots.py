@@ -7,7 +7,7 @@ from collections.abc import Iterator
 import matplotlib
 import pytest
 
-from lhbench.report.plots import aj_f1_svg, elo_svg, kappa_heatmap_svg, leaderboard_svg
+from lhbench.reporting.plots import aj_f1_svg, elo_svg, kappa_heatmap_svg, leaderboard_svg
 from lhbench.stats import PanelAgreement, bradley_terry_elo
 
 NAMES = ["$\\frac{a}{$ broken", "cost $5 to $10", "<script>alert(1)</script> & co"]

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from lhbench.report.data import ReportData, group_label
-from lhbench.report.tables import Section, Table
+from lhbench.reporting.data import ReportData, group_label
+from lhbench.reporting.tables import Section, Table
 from lhbench.stats import agent_table, error_events, type_table
 
 __all__ = ["failures_section"]

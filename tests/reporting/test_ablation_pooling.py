@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from lhbench.report import ReportData
-from lhbench.report.ablation import ablation_section
+from lhbench.reporting import ReportData
+from lhbench.reporting.ablation import ablation_section
 from lhbench.stats import PairedDelta, pooled_by_groups, pooled_by_runs
 from tests.factories import make_grade, make_run
 
@@ -85,7 +85,7 @@ def test_few_paired_tasks_are_flagged_per_group_and_pooled_rows_say_what_they_ar
 
 
 def test_the_leaderboard_flags_few_tasks_per_group_not_over_all_groups() -> None:
-    from lhbench.report.leaderboard import leaderboard_section
+    from lhbench.reporting.leaderboard import leaderboard_section
 
     # the 'none' runs only: claude on 2 tasks, codex on 5; the tier holds 5 distinct tasks
     data = _data()
