@@ -5,8 +5,9 @@ Agent-as-a-Judge are all jobs: plan units with an identity, skip those stored wi
 result, run the rest bounded, write in batches, sum up honestly.
 """
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from lhbench._lazy import lazy_names
 
 if TYPE_CHECKING:
     from lhbench.jobs.agents import RunAgentsJob, store_outcome
@@ -143,10 +144,4 @@ _MODULES = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _MODULES.get(name)
-    if module is None:
-        raise AttributeError(f"module 'lhbench.jobs' has no attribute {name!r}")
-    value = getattr(import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_names(__name__, _MODULES, globals())

@@ -1,7 +1,8 @@
 """Judges: one protocol for rubric, pairwise, verdict and check judges; the panel's figures."""
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from lhbench._lazy import lazy_names
 
 if TYPE_CHECKING:
     from lhbench.judges.base import (
@@ -152,10 +153,4 @@ _MODULES = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _MODULES.get(name)
-    if module is None:
-        raise AttributeError(f"module 'lhbench.judges' has no attribute {name!r}")
-    value = getattr(import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_names(__name__, _MODULES, globals())

@@ -5,8 +5,9 @@ single-shot judges use the same model's ``direct`` client (one request, one stru
 answer) over lhbench's own client per wire protocol.
 """
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from lhbench._lazy import lazy_names
 
 if TYPE_CHECKING:
     from lhbench.models.ask import (
@@ -120,10 +121,4 @@ _MODULES = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _MODULES.get(name)
-    if module is None:
-        raise AttributeError(f"module 'lhbench.models' has no attribute {name!r}")
-    value = getattr(import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_names(__name__, _MODULES, globals())
