@@ -52,7 +52,7 @@ def test_figma_check_without_playwright_is_an_error_not_a_failed_deploy(
 def test_figma_check_without_a_browser_names_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("lhbench.envs.figma.capture.chromium_path", lambda: None)
+    monkeypatch.setattr("lhbench.envs.browser.chromium_path", lambda: None)
     with pytest.raises(MissingDependency, match="Chromium is not installed") as info:
         check_app(static_copy(tmp_path / "app"), gt_dir(tmp_path / "gt", HOME))
     assert isinstance(info.value, InfrastructureError) and info.value.exit_code == 2

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import sys
 import tempfile
 from collections.abc import Callable
@@ -24,10 +23,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from lhbench.envs import browser as chromium
 from lhbench.envs.content.checks import SlideResult
 from lhbench.envs.content.worker import run_worker
 from lhbench.errors import MissingDependency
-from lhbench.sandbox import Limits, Sandbox, policy_for
+from lhbench.sandbox import Sandbox
 
 __all__ = [
     "MIN_FONT_PX",
@@ -41,15 +41,6 @@ __all__ = [
 
 VIEWPORTS = ((1280, 720),)
 MIN_FONT_PX = 14.0
-_CHROMIUM = ("/usr/bin/chromium-headless-shell", "/usr/lib/chromium/chromium-headless-shell")
-_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--no-first-run",
-    "--disable-dev-shm-usage",
-]
 
 # Per slide: its box against the viewport, its own scroll overflow, descendants outside
 # it (clipped), and visible text under the minimum size. Returns one dict per slide.
@@ -91,10 +82,7 @@ _MEASURE_JS = """
 
 def chromium_path() -> str | None:
     """Debian's headless Chromium, if installed."""
-    for p in _CHROMIUM:
-        if os.path.exists(p):
-            return p
-    return shutil.which("chromium-headless-shell")
+    return chromium.chromium_path()
 
 
 @dataclass
@@ -110,26 +98,7 @@ class SlidePlan:
 
 def slide_renderer_requirements() -> list[MissingDependency]:
     """What rendering slide decks needs and is missing here (empty: it can run)."""
-    import importlib.util
-
-    missing = []
-    if importlib.util.find_spec("playwright") is None:
-        missing.append(
-            MissingDependency(
-                "playwright",
-                needed_for="the content slide checks (browser automation)",
-                install="pip install 'lhbench[content]'",
-            )
-        )
-    if chromium_path() is None:
-        missing.append(
-            MissingDependency(
-                "Chromium",
-                needed_for="the content slide checks",
-                install="apt-get install chromium-headless-shell",
-            )
-        )
-    return missing
+    return chromium.browser_requirements("the content slide checks", "content")
 
 
 def require_slide_renderer() -> None:
@@ -160,7 +129,7 @@ def _render(plan: SlidePlan) -> list[dict[str, Any]]:
     root = Path(plan.root).resolve()
     out: list[dict[str, Any]] = []
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=exe, args=_ARGS)
+        browser = p.chromium.launch(executable_path=exe, args=chromium.CHROMIUM_ARGS)
         try:
             for deck in plan.decks:
                 rel = Path(deck).resolve().relative_to(root).as_posix()
@@ -246,20 +215,8 @@ def check_slides(
             min_font_px,
         )
         (out / "plan.json").write_text(json.dumps(plan.__dict__), encoding="utf-8")
-        policy = policy_for(
-            out,
-            writable=[out],
-            readable=[root],
-            env={"LHBENCH_IN_SANDBOX": "1"},
-            limits=Limits(
-                wall_s=timeout,
-                cpu_s=int(timeout) * 2,
-                memory_mb=4096,
-                address_space=False,  # Chromium reserves far more address space than it uses
-                file_mb=256,
-                processes=256,
-            ),
-            name="lhbench-slides",
+        policy = chromium.browser_policy(
+            out, readable=[root], timeout=timeout, name="lhbench-slides"
         )
         argv = [sys.executable, "-I", "-m", "lhbench.envs.content.slides", str(out / "plan.json")]
         doc = run_worker(

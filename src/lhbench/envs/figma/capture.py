@@ -28,6 +28,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from lhbench.envs import browser
 from lhbench.envs.figma.page_js import (
     EXTRACT,
     FIND_TEXT,
@@ -38,7 +39,7 @@ from lhbench.envs.figma.page_js import (
 )
 from lhbench.envs.figma.serve import AppServer
 from lhbench.errors import InfrastructureError, MissingDependency
-from lhbench.sandbox import Limits, Sandbox, policy_for, run_sandboxed_sync
+from lhbench.sandbox import Sandbox, run_sandboxed_sync
 
 __all__ = [
     "CHROMIUM_ARGS",
@@ -52,13 +53,8 @@ __all__ = [
 ]
 
 CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-dev-shm-usage",
-    "--disable-background-networking",
-    "--disable-component-update",
+    *browser.CHROMIUM_ARGS,
     "--disable-sync",
-    "--no-first-run",
     "--hide-scrollbars",
     "--font-render-hinting=none",
 ]
@@ -73,26 +69,7 @@ NO_MOTION = (
 
 def capture_requirements() -> list[MissingDependency]:
     """What the sandboxed capture needs and is missing here (empty: it can run)."""
-    import importlib.util
-
-    missing = []
-    if importlib.util.find_spec("playwright") is None:
-        missing.append(
-            MissingDependency(
-                "playwright",
-                needed_for="the Figma capture (browser automation)",
-                install="pip install 'lhbench[figma]'",
-            )
-        )
-    if chromium_path() is None:
-        missing.append(
-            MissingDependency(
-                "Chromium",
-                needed_for="the Figma capture",
-                install="apt-get install chromium-headless-shell",
-            )
-        )
-    return missing
+    return browser.browser_requirements("the Figma capture", "figma")
 
 
 def require_capture() -> None:
@@ -108,15 +85,7 @@ def require_capture() -> None:
 
 def chromium_path() -> str | None:
     """Debian's headless Chromium (or a full Chromium), if installed."""
-    import shutil
-
-    for name in ("chromium-headless-shell", "chromium", "chromium-browser"):
-        found = shutil.which(name) or (
-            f"/usr/bin/{name}" if Path(f"/usr/bin/{name}").exists() else None
-        )
-        if found:
-            return found
-    return None
+    return browser.chromium_path()
 
 
 @dataclass
@@ -448,20 +417,13 @@ def capture_sandboxed(
     out = Path(plan.out)
     out.mkdir(parents=True, exist_ok=True)
     (out / "plan.json").write_text(plan.to_json(), encoding="utf-8")
-    policy = policy_for(
+    policy = browser.browser_policy(
         out,
-        writable=[out],
         readable=[Path(plan.dist)],
-        env={"LHBENCH_IN_SANDBOX": "1"},
-        limits=Limits(
-            wall_s=timeout,
-            cpu_s=int(timeout) * 2,
-            memory_mb=4096,
-            address_space=False,  # Chromium reserves far more address space than it uses
-            file_mb=512,
-            processes=512,
-        ),
+        timeout=timeout,
         name="lhbench-capture",
+        file_mb=512,
+        processes=512,
     )
     fin = run_sandboxed_sync(
         sandbox,
