@@ -32,9 +32,9 @@ from lhbench.sandbox import (
     Endpoint,
     Limits,
     Sandbox,
+    finished_answer,
     get_sandbox,
     policy_for,
-    read_check_answer,
     run_sandboxed_sync,
     script_argv,
 )
@@ -201,14 +201,7 @@ def _run_check(
     res = run_sandboxed_sync(sandbox, args, policy)
     seconds = time.perf_counter() - t0
     try:
-        answer = read_check_answer(
-            what,
-            returncode=res.returncode,
-            stdout=res.text(),
-            stderr=res.text("stderr"),
-            timed_out=res.timed_out,
-            timeout=timeout,
-        )
+        answer = finished_answer(what, res, timeout=timeout)
     except CheckAnswerError as exc:
         raise VerifyError(str(exc), fault=exc.fault) from exc
     return VerifyResult(passed=answer.passed, detail=answer.detail[:2000], seconds=seconds)

@@ -16,8 +16,8 @@ from lhbench.sandbox import (
     Limits,
     Sandbox,
     UnsafeNoSandbox,
+    finished_answer,
     policy_for,
-    read_check_answer,
     run_sandboxed_sync,
     script_argv,
 )
@@ -47,15 +47,7 @@ class HookResult:
 def _answer(check: str, res: Finished, timeout_s: float) -> HookResult:
     """A check's answer as a result; no verdict is a failed result with the error kept."""
     try:
-        ans = read_check_answer(
-            check,
-            returncode=res.returncode,
-            stdout=res.text(),
-            stderr=res.text("stderr"),
-            timed_out=res.timed_out,
-            timeout=timeout_s,
-            payload="required",
-        )
+        ans = finished_answer(check, res, timeout=timeout_s, payload="required")
     except CheckAnswerError as exc:
         why = str(exc).removeprefix(f"{check}: ")
         said = f" (it said: {exc.detail})" if exc.detail else ""

@@ -5,7 +5,13 @@ a container runtime where a daemon runs, and an explicit, recorded "none"), a ne
 forwarder that is a sandbox's only way out, and resource limits.
 """
 
-from lhbench.sandbox.answer import AnswerFault, CheckAnswer, CheckAnswerError, read_check_answer
+from lhbench.sandbox.answer import (
+    AnswerFault,
+    CheckAnswer,
+    CheckAnswerError,
+    finished_answer,
+    read_check_answer,
+)
 from lhbench.sandbox.base import (
     DiskLimitExceeded,
     Finished,
@@ -59,6 +65,7 @@ __all__ = [
     "SandboxUnavailable",
     "UnsafeNoSandbox",
     "cgroup_support",
+    "finished_answer",
     "get_sandbox",
     "lhbench_paths",
     "policy_for",

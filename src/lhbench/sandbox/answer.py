@@ -14,12 +14,21 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from lhbench.errors import LhbenchError
 from lhbench.sandbox.policy import CRASH_EXIT
 
-__all__ = ["AnswerFault", "CheckAnswer", "CheckAnswerError", "read_check_answer"]
+if TYPE_CHECKING:
+    from lhbench.sandbox.base import Finished
+
+__all__ = [
+    "AnswerFault",
+    "CheckAnswer",
+    "CheckAnswerError",
+    "finished_answer",
+    "read_check_answer",
+]
 
 AnswerFault = Literal["timeout", "crash", "exit", "shape", "disagree"]
 
@@ -138,3 +147,26 @@ def read_check_answer(
             detail,
         )
     return CheckAnswer(ok, detail, next_action)
+
+
+def finished_answer(
+    what: str,
+    res: Finished,
+    *,
+    timeout: float | None = None,
+    payload: Literal["optional", "required"] = "optional",
+) -> CheckAnswer:
+    """:func:`read_check_answer` of a sandboxed command that has finished.
+
+    Raises:
+        CheckAnswerError: there is no verdict.
+    """
+    return read_check_answer(
+        what,
+        returncode=res.returncode,
+        stdout=res.text(),
+        stderr=res.text("stderr"),
+        timed_out=res.timed_out,
+        timeout=timeout,
+        payload=payload,
+    )
