@@ -15,7 +15,6 @@ finding). Coverage is a score, never a failure.
 from __future__ import annotations
 
 import json
-import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -43,9 +42,8 @@ from lhbench.envs.content.course import (
 )
 from lhbench.envs.content.scenes import SCENE_CHECKS, SceneMedia, check_scenes
 from lhbench.envs.content.sources import SourceSet
-from lhbench.envs.levels import programmatic_identity, share_level
-from lhbench.schema import DimensionScore, Grade, JudgeIdentity, Rubric, TierKind
-from lhbench.schema import grade_key as make_grade_key
+from lhbench.envs.levels import measured_grade, programmatic_identity, share_level
+from lhbench.schema import Grade, JudgeIdentity, Rubric
 
 __all__ = [
     "CHECKS_VERSION",
@@ -225,42 +223,15 @@ class CourseReport:
 
     def grade(self, run_id: str, rubric: Rubric, *, repeat: int = 0) -> Grade:
         """The programmatic grade on ``rubric``'s output tier, the findings as evidence."""
-        tier = rubric.tier(TierKind.OUTPUT)
-        values = self.dimension_values()
-        scores = []
-        for d in tier.dimensions:
-            value, evidence = values.get(d.id, (None, "not measured by the content checks"))
-            lvl = level(value)
-            if lvl is not None and d.scale.value != "1-5":
-                lvl = d.scale.high if (value or 0) >= 0.95 else d.scale.low
-            scores.append(
-                DimensionScore(
-                    dimension_id=d.id,
-                    scale=d.scale,
-                    score=lvl,
-                    matched_level=d.anchors[lvl] if lvl is not None else None,
-                    evidence=(f"{value:.3f}: " if value is not None else "") + evidence[:3000],
-                    unscorable_reason=None
-                    if lvl is not None
-                    else f"not measured: {evidence}"[:500],
-                )
-            )
-        ident = checks_identity()
-        return Grade(
-            id=f"grade-{uuid.uuid4().hex}",
-            run_id=run_id,
-            rubric_id=rubric.id,
-            rubric_version=rubric.version,
-            rubric_hash=rubric.content_hash,
-            tier=TierKind.OUTPUT,
-            judge=ident,
-            scores=scores,
-            tier_score=tier.score({s.dimension_id: s.score for s in scores}),
+        return measured_grade(
+            run_id,
+            rubric,
+            self.dimension_values(),
+            judge=checks_identity(),
+            binary_cut=0.95,
+            raw_output=json.dumps(self.as_dict()),
             repeat=repeat,
-            raw_output=json.dumps(self.as_dict())[:200_000],
-            key=make_grade_key(
-                run_id, ident.key, rubric.content_hash, TierKind.OUTPUT.value, repeat
-            ),
+            unmeasured="not measured",
         )
 
     def as_dict(self) -> dict[str, Any]:

@@ -32,7 +32,6 @@ import json
 import re
 import tempfile
 import time
-import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -67,15 +66,13 @@ from lhbench.envs.figma.metrics import (
     score_frame,
 )
 from lhbench.envs.figma.tokens import TokenReport, app_theme, design_tokens, token_coverage
-from lhbench.envs.levels import programmatic_identity, share_level
+from lhbench.envs.levels import measured_grade, programmatic_identity, share_level
 from lhbench.sandbox import Sandbox
 from lhbench.schema import (
-    DimensionScore,
     Grade,
     JudgeIdentity,
     Rubric,
     TierKind,
-    grade_key,
 )
 
 __all__ = [
@@ -410,48 +407,27 @@ class CheckReport:
 
     def grade(self, run_id: str, rubric: Rubric, *, repeat: int = 0) -> Grade:
         """The programmatic grade on ``rubric``'s output tier (``figma-checks``)."""
-        tier = rubric.tier(TierKind.OUTPUT)
-        values = self.dimension_values()
+        values = dict(self.dimension_values())
         skipped = self.skipped()
-        ident = checks_identity()
-        scores = []
-        for d in tier.dimensions:
+        for d in rubric.tier(TierKind.OUTPUT).dimensions:
             value, evidence = values.get(d.id, (None, "not measured by the checks"))
             why = [f"{m}: {skipped[m]}" for m in _DIMENSION_MEASURES.get(d.id, ()) if m in skipped]
             if value is None and why:
                 evidence = "skipped for lack of ground-truth data: " + "; ".join(why)
             if not self.build.ok:
                 value, evidence = 0.0, f"the build failed: {self.build.reason}"
-            lvl = level(value)
-            if lvl is not None and d.scale.value != "1-5":
-                lvl = d.scale.high if (value or 0) >= 0.5 else d.scale.low
-            scores.append(
-                DimensionScore(
-                    dimension_id=d.id,
-                    scale=d.scale,
-                    score=lvl,
-                    matched_level=d.anchors[lvl] if lvl is not None else None,
-                    evidence=(f"{value:.3f}: " if value is not None else "") + evidence[:1500],
-                    unscorable_reason=None
-                    if lvl is not None
-                    else f"not measurable: {evidence}"[:500],
-                )
-            )
-        tier_score = tier.score({sc.dimension_id: sc.score for sc in scores})
-        return Grade(
-            id=f"grade-{uuid.uuid4().hex}",
-            run_id=run_id,
-            rubric_id=rubric.id,
-            rubric_version=rubric.version,
-            rubric_hash=rubric.content_hash,
-            tier=TierKind.OUTPUT,
-            judge=ident,
-            scores=scores,
-            tier_score=tier_score,
+            values[d.id] = (value, evidence)
+        return measured_grade(
+            run_id,
+            rubric,
+            values,
+            judge=checks_identity(),
+            binary_cut=0.5,
+            raw_output=json.dumps(self.as_dict()),
             repeat=repeat,
-            raw_output=json.dumps(self.as_dict())[:200_000],
             latency_s=sum(self.seconds.values()),
-            key=grade_key(run_id, ident.key, rubric.content_hash, TierKind.OUTPUT.value, repeat),
+            evidence_chars=1500,
+            unmeasured="not measurable",
         )
 
     def as_dict(self) -> dict[str, Any]:
