@@ -23,7 +23,6 @@ from lhbench.cli.runs import print_summary
 from lhbench.errors import ConfigError, LhbenchError
 
 if TYPE_CHECKING:
-    from lhbench.schema import EnvironmentKind
     from lhbench.store import Store
 
 __all__ = ["meta_tables", "print_meta_tables", "register"]
@@ -160,27 +159,12 @@ def aj_run(
 
 
 def _failure_modes(store: Store) -> dict[str, int]:
-    # the rule knows every domain's state tools (the web's too); a stored tag wins
-    from lhbench.schema import EnvironmentKind
-    from lhbench.stats.aj_modes import failure_mode
+    # how many wrong agent verdicts of each failure mode (a stored tag wins over the rule)
+    from lhbench.jobs.api import verdict_failure_modes
 
-    labels = {lab.run_id: lab.passed for lab in store.list_labels() if lab.passed is not None}
-    kinds: dict[str, EnvironmentKind] = {}
     counts: dict[str, int] = {}
-    for v in store.list_verdicts(judge_kind="agent"):
-        if v.run_id not in labels:
-            continue
-        if v.run_id not in kinds:
-            run = store.get_run(v.run_id)
-            task = store.get_task(run.pack_hash, run.task_id)
-            kinds[v.run_id] = (
-                task.environment.kind
-                if task and task.environment.kind
-                else EnvironmentKind.FILESYSTEM
-            )
-        mode = failure_mode(v, bool(labels[v.run_id]), kinds[v.run_id].value)
-        if mode:
-            counts[mode] = counts.get(mode, 0) + 1
+    for mode, _stored in verdict_failure_modes(store).values():
+        counts[mode] = counts.get(mode, 0) + 1
     return counts
 
 
