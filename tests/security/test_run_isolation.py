@@ -123,7 +123,7 @@ def test_python_m_lhbench_loads_no_plugin_from_the_current_directory(tmp_path: P
 
 # The three places the attack suite flagged: none is a call that runs code
 _FLAGGED = {
-    "report/inspect_log.py": "_write_eval",  # writes an Inspect ``.eval`` log (a zip)
+    "reporting/inspect_log.py": "_write_eval",  # writes an Inspect ``.eval`` log (a zip)
     "ingest/inspect_log.py": "_read_eval",  # reads one
     "sandbox/base.py": "create_subprocess_exec",  # asyncio starting the sandbox's launcher
 }
