@@ -115,6 +115,9 @@ class LabelFact:
     run_id: str
     source: str
     passed: bool | None
+    # the task content a script's or hook check's label was made with, and why it failed
+    check_hash: str = ""
+    failure_kind: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -336,11 +339,15 @@ class AggregateStore(RunStore):
 
     def label_facts(self) -> list[LabelFact]:
         """Every check outcome, by run and source."""
-        stmt = select(LabelRow.run_id, LabelRow.source, LabelRow.passed).order_by(
-            LabelRow.run_id, LabelRow.source
-        )
+        stmt = select(
+            LabelRow.run_id,
+            LabelRow.source,
+            LabelRow.passed,
+            LabelRow.check_hash,
+            LabelRow.failure_kind,
+        ).order_by(LabelRow.run_id, LabelRow.source)
         return [
-            LabelFact(r[0], r[1], None if r[2] is None else bool(r[2]))
+            LabelFact(r[0], r[1], None if r[2] is None else bool(r[2]), r[3] or "", r[4])
             for r in self._raw_rows(stmt)
         ]
 
