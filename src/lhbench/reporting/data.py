@@ -82,9 +82,7 @@ def label_outcomes(labels: Iterable[LabelLike]) -> dict[str, bool | None]:
     """Every checked run (one with any label): its outcome, None when no check decided."""
     listed = list(labels)
     best = outcome_labels(listed)
-    return {
-        lab.run_id: (best[lab.run_id].passed if lab.run_id in best else None) for lab in listed
-    }
+    return {lab.run_id: (best[lab.run_id].passed if lab.run_id in best else None) for lab in listed}
 
 
 def label_is_stale(source: str, check_hash: str | None, current: str | None) -> bool:

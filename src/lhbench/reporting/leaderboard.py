@@ -161,8 +161,7 @@ def leaderboard_row(
         n=len(vals),
         tasks=len(set(clusters)),
         judge_means={
-            j: _mean_of([s.judge_scores[j] for s in scores if j in s.judge_scores])
-            for j in judges
+            j: _mean_of([s.judge_scores[j] for s in scores if j in s.judge_scores]) for j in judges
         },
         dimension_means={
             d: _mean_of([s.dimension_means[d] for s in scores if d in s.dimension_means])
