@@ -28,7 +28,16 @@ from lhbench.reporting import (
     leaderboard_rows,
     pass_rate_rows,
 )
-from lhbench.schema import GradeStatus, JudgeIdentity, JudgeKind, Label, TierKind, grade_key
+from lhbench.schema import (
+    FailureKind,
+    GradeStatus,
+    JudgeIdentity,
+    JudgeKind,
+    Label,
+    RunStatus,
+    TierKind,
+    grade_key,
+)
 from lhbench.store import Store
 from lhbench.web.analysis import analyse, gc_paused, parse_group_by, rank_by_ci, sort_agents
 from tests.web.conftest import ARENA_TASK, PASSWORD, Served, run_id
@@ -128,6 +137,22 @@ def _disturb(store: Store) -> None:
     unlabelled = next(lab.run_id for lab in labels if lab.run_id != verified.run_id)
     # the app runs: never the run's outcome (a verify label decides it)
     store.save_label(Label(run_id=unlabelled, passed=False, source="figma-deploy:app"))
+    # a run whose model endpoint was unreachable: no score, named with what it leaves out
+    voted = {v.run_a for v in store.list_votes()}
+    infra = next(
+        r
+        for r in store.list_runs()
+        if r.id in voted and r.id not in (failed_run, verified.run_id, unlabelled)
+    )
+    store.save_run(
+        infra.model_copy(
+            update={
+                "status": RunStatus.FAILED,
+                "error": "model endpoint refused the connection",
+                "failure_kind": FailureKind.INFRASTRUCTURE,
+            }
+        )
+    )
 
 
 @pytest.mark.parametrize("by", [None, ("harness",)])
@@ -151,6 +176,7 @@ def test_overview_rows_are_the_reports_rows(store: Store, by: tuple[str, ...] | 
     for ref in passes:
         _same_row(web_passes[ref.group], ref)
     assert data.excluded.stale_labels == 1
+    assert len(data.excluded.infra_runs) == 1 and data.excluded.infra_judgements > 0
     assert a.excluded.notes() == data.excluded.notes()
 
 
@@ -167,6 +193,9 @@ def test_overview_page_shows_the_incomplete_panel(served: Served) -> None:
     assert f"incomplete panel: 1 of {row.n} runs" in html
     assert "incomplete panel on 1 of" in html
     assert "1 check label(s) excluded" in html
+    infra = data.excluded.infra_note()
+    assert infra is not None and f"(and their {data.excluded.infra_judgements} grade(s)" in infra
+    assert f"(and their {data.excluded.infra_judgements} grade(s)" in html
 
 
 def test_noise_floor_is_the_sd_of_a_judges_repeats(store: Store) -> None:

@@ -25,12 +25,14 @@ from lhbench.schema import JudgeIdentity, StepKind
 from lhbench.store.base import chunks
 from lhbench.store.runs import RunStore
 from lhbench.store.tables import (
+    ChapterGradeRow,
     GradeRow,
     LabelRow,
     RunRow,
     StepRow,
     StoreVersionRow,
     VerdictRow,
+    VoteRow,
 )
 
 __all__ = [
@@ -350,6 +352,40 @@ class AggregateStore(RunStore):
             LabelFact(r[0], r[1], None if r[2] is None else bool(r[2]), r[3] or "", r[4])
             for r in self._raw_rows(stmt)
         ]
+
+    def votes_and_chapter_grades_about(self, run_ids: Sequence[str]) -> int:
+        """Votes and chapter grades that involve any of ``run_ids``, as a report reads them.
+
+        Votes on whole runs in any state, human votes on chapters that were decided, and
+        chapter grades (what the overview counts for runs it leaves out).
+        """
+        ids = list(run_ids)
+        n = 0
+        with Session(self.engine) as s:
+            for part in chunks(ids):
+                touches = VoteRow.run_a.in_(part) | VoteRow.run_b.in_(part)
+                chapter_vote = (
+                    VoteRow.chapter_id.is_not(None)
+                    & (VoteRow.rater_kind == "human")
+                    & (VoteRow.status == "ok")
+                )
+                n += (
+                    s.scalar(
+                        select(func.count())
+                        .select_from(VoteRow)
+                        .where(touches & (VoteRow.chapter_id.is_(None) | chapter_vote))
+                    )
+                    or 0
+                )
+                n += (
+                    s.scalar(
+                        select(func.count())
+                        .select_from(ChapterGradeRow)
+                        .where(ChapterGradeRow.run_id.in_(part))
+                    )
+                    or 0
+                )
+        return n
 
     def verdict_facts(self) -> list[VerdictFact]:
         """Every binary verdict's columns."""

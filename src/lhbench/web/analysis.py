@@ -459,7 +459,7 @@ def _analyse(
     # check labels: stale ones (their task changed since) set apart, as the report does
     task_hashes = {k: t.content_hash for k, t in tasks.items()}
     every_by_id = {r.id: r for r in every}
-    label_list = []
+    label_list, infra_labels = [], []
     for lab in store.label_facts():
         owner = every_by_id.get(lab.run_id)
         now = task_hashes.get((owner.pack_id, owner.task_id)) if owner else None
@@ -467,15 +467,29 @@ def _analyse(
             excluded.stale_labels += 1
         elif owner is None or lab.run_id in runs:
             label_list.append(lab)
+        else:
+            infra_labels.append(lab)
     excluded.infra_labels = sum(
         1
         for lab in label_list
         if lab.passed is None and lab.failure_kind == FailureKind.INFRASTRUCTURE.value
     )
     labels = label_outcomes(label_list)
+    verdict_facts = store.verdict_facts()
+    if excluded.infra_runs:
+        # what the report counts as left out with those runs: their grades, votes,
+        # verdicts, current labels and chapter grades
+        infra_ids = set(excluded.infra_runs)
+        excluded.infra_judgements = (
+            int(sum(c[CELL_GRADES] for k, c in summary.cells.items() if k[0] in infra_ids))
+            + sum(1 for vf in verdict_facts if vf.run_id in infra_ids)
+            + sum(1 for lab in infra_labels if lab.run_id in infra_ids)
+            + store.votes_and_chapter_grades_about(sorted(infra_ids))
+        )
     verdicts: dict[str, list[VerdictFact]] = defaultdict(list)
-    for vf in store.verdict_facts():
-        verdicts[vf.run_id].append(vf)
+    for vf in verdict_facts:
+        if vf.run_id in runs:
+            verdicts[vf.run_id].append(vf)
 
     # decided human votes as integer columns from one query, rated between agent groups
     cols = store.vote_columns(rater_kind=JudgeKind.HUMAN.value)
