@@ -70,9 +70,12 @@ def test_the_environment_names_the_figma_and_content_checks_with_unchanged_label
     gt = figma.directory / "ground_truth" / task.ground_truth[0]
     rubric = next(r.content_hash for r in figma.pack.rubrics if r.id == "figma-checks")
     assert check.source == f"figma:{task.id}/{task.ground_truth[0]}"
-    assert check.check_hash == hashlib.sha256(
-        "|".join([task.content_hash, hash_tree(gt), rubric, FIGMA_VERSION]).encode()
-    ).hexdigest()
+    assert (
+        check.check_hash
+        == hashlib.sha256(
+            "|".join([task.content_hash, hash_tree(gt), rubric, FIGMA_VERSION]).encode()
+        ).hexdigest()
+    )
 
     content = resolve_pack("content-mini", settings, db)
     assert "content" in environment_for(content).checks
@@ -82,16 +85,19 @@ def test_the_environment_names_the_figma_and_content_checks_with_unchanged_label
     [check] = [c for c in task_checks(content, task) if c.kind == "content"]
     assert content.directory is not None
     rubric = next((r.content_hash for r in content.pack.rubrics if r.id == "content-checks"), "")
-    assert check.check_hash == hashlib.sha256(
-        "|".join(
-            [
-                task.content_hash,
-                hash_tree(content.directory / "ground_truth"),
-                rubric,
-                CONTENT_VERSION,
-            ]
-        ).encode()
-    ).hexdigest()
+    assert (
+        check.check_hash
+        == hashlib.sha256(
+            "|".join(
+                [
+                    task.content_hash,
+                    hash_tree(content.directory / "ground_truth"),
+                    rubric,
+                    CONTENT_VERSION,
+                ]
+            ).encode()
+        ).hexdigest()
+    )
     # a filesystem pack's environment runs neither
     samples = resolve_pack("lhbench-samples", settings, db)
     kinds = {c.kind for t in samples.pack.tasks for c in task_checks(samples, t)}

@@ -103,7 +103,12 @@ def test_plugins_list_shows_the_plugin_and_what_it_could_not_register(
     checks = {n: r["builtin"] for (g, n), r in ok.items() if g == "lhbench.checks"}
     assert {n for n, builtin in checks.items() if not builtin} == {"acme-readme", "acme-snoop"}
     # lhbench's own checks are entries of the same group
-    assert {n for n, builtin in checks.items() if builtin} == {"verify", "hooks", "figma", "content"}
+    assert {n for n, builtin in checks.items() if builtin} == {
+        "verify",
+        "hooks",
+        "figma",
+        "content",
+    }
     # built-ins are registered the same way, and come first
     assert ok[("lhbench.formats", "codex")]["builtin"] is True
     assert ok[("lhbench.harnesses", "claude-code")]["builtin"] is True
