@@ -176,13 +176,10 @@ def grade(
             )
         )
     say(res.summary.line(), to_err=as_json)
-    rows = [
-        {
-            "run": r.run_id,
-            "stored": r.grade is not None,
-            "tier_score": r.grade.tier_score if r.grade is not None else None,
-            "detail": r.detail if r.grade is not None else r.error or "",
-        }
+    rows: list[dict[str, object]] = [
+        {"run": r.run_id, "stored": True, "tier_score": r.grade.tier_score, "detail": r.detail}
+        if r.grade is not None
+        else {"run": r.run_id, "stored": False, "detail": r.error or ""}
         for r in res.rows
     ]
     if as_json:

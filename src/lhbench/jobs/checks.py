@@ -16,12 +16,12 @@ a TaskCheck). A task runs the checks its pack's environment names
 (:attr:`~lhbench.jobs.environments.Environment.checks`), then those it names itself in
 ``environment.checks``; the verify job plans and runs each through this one path.
 
-This module imports nothing heavy: the sandboxed state-check runner loads the registry.
+This module imports nothing heavy at load (the sandboxed state-check runner loads the
+registry, so every state check would pay for it).
 """
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import threading
 from collections.abc import Iterable
@@ -29,14 +29,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
+from lhbench._version import __version__
 from lhbench.errors import InfrastructureError
-from lhbench.schema import EnvironmentKind, FailureKind, Label, Run, Task
 
 if TYPE_CHECKING:
     from lhbench.jobs.packs import LoadedPack
     from lhbench.jobs.states import RunState
     from lhbench.plugins import StateCheck
     from lhbench.sandbox import Sandbox
+    from lhbench.schema import EnvironmentKind, FailureKind, Label, Run, Task
     from lhbench.store import Store
 
 __all__ = [
@@ -76,6 +77,8 @@ class Check:
         kind: FailureKind | None = None,
     ) -> Label:
         """This check's label for ``run`` (undecided when ``passed`` is None)."""
+        from lhbench.schema import Label
+
         return Label(
             run_id=run.id,
             passed=passed,
@@ -115,13 +118,10 @@ class TaskCheck(Protocol):
     """
 
     name: str
+    #: shown by ``lhbench plugins list``; what must run a check again goes in its hash
+    version: str
     description: str
     needs_store: bool
-
-    @property
-    def version(self) -> str:
-        """The check's version: a new one runs it again."""
-        ...
 
     def plan(self, pack: LoadedPack, task: Task) -> list[Check]:
         """The task's checks of this kind (none where it does not apply)."""
@@ -140,7 +140,7 @@ class VerifyScript:
     """The task's verify script (``environment.verify``, default ``verify.py``)."""
 
     name = "verify"
-    version = "1"
+    version = __version__
     description = "the task's verify script, in the sandbox, on the run's final state"
     needs_store = False
 
@@ -156,6 +156,8 @@ class VerifyScript:
 
     async def run(self, check: Check, run: Run, state: RunState, ctx: CheckContext) -> Label:
         """Run the script; a crash, a timeout or a bad answer is an undecided label."""
+        import asyncio
+
         from lhbench.envs import VerifyError, run_verify
 
         try:
@@ -176,7 +178,7 @@ class HookChecks:
     """The task's hook checks (``environment.hooks``), each script once, on the final state."""
 
     name = "hooks"
-    version = "1"
+    version = __version__
     description = "the task's hook check scripts, in the sandbox, on the run's final state"
     needs_store = False
 
@@ -194,6 +196,8 @@ class HookChecks:
 
     async def run(self, check: Check, run: Run, state: RunState, ctx: CheckContext) -> Label:
         """Run the hook script as a hook after any tool."""
+        import asyncio
+
         return await asyncio.to_thread(self._run, check, run, state, ctx)
 
     @staticmethod
@@ -234,6 +238,8 @@ class StateCheckRunner:
 
     async def run(self, check: Check, run: Run, state: RunState, ctx: CheckContext) -> Label:
         """``python -m lhbench.plugins check NAME`` in the sandbox, as verify runs."""
+        import asyncio
+
         from lhbench.envs import VerifyError, run_state_check
 
         try:
@@ -271,16 +277,13 @@ class FigmaChecks:
     )
     needs_store = True
 
-    @property
-    def version(self) -> str:
-        """The checks' version (a new one runs them again)."""
-        from lhbench.envs.figma import CHECKS_VERSION
-
-        return CHECKS_VERSION
+    version = __version__  # the checks' own CHECKS_VERSION is in each planned check's hash
 
     def plan(self, pack: LoadedPack, task: Task) -> list[Check]:
         """One check, for a figma-to-code task whose ground truth has a manifest."""
+        from lhbench.envs.figma import CHECKS_VERSION
         from lhbench.packs import hash_tree
+        from lhbench.schema import EnvironmentKind
 
         if (
             _task_kind(pack, task) != EnvironmentKind.FIGMA_TO_CODE
@@ -293,12 +296,14 @@ class FigmaChecks:
             return []
         rubric = next((r.content_hash for r in pack.pack.rubrics if r.id == "figma-checks"), "")
         digest = hashlib.sha256(
-            "|".join([task.content_hash, hash_tree(gt), rubric, self.version]).encode()
+            "|".join([task.content_hash, hash_tree(gt), rubric, CHECKS_VERSION]).encode()
         ).hexdigest()
         return [Check(gt, f"figma:{task.id}/{task.ground_truth[0]}", digest, self.name)]
 
     async def run(self, check: Check, run: Run, state: RunState, ctx: CheckContext) -> Label:
         """Check the app; the deploy label, grade and frames are stored beside the label."""
+        import asyncio
+
         return await asyncio.to_thread(self._run, check, run, state, ctx)
 
     def _run(self, check: Check, run: Run, state: RunState, ctx: CheckContext) -> Label:
@@ -359,16 +364,13 @@ class ContentChecks:
     )
     needs_store = True
 
-    @property
-    def version(self) -> str:
-        """The checks' version (a new one runs them again)."""
-        from lhbench.envs.content.checks import CHECKS_VERSION
-
-        return CHECKS_VERSION
+    version = __version__  # the checks' own CHECKS_VERSION is in each planned check's hash
 
     def plan(self, pack: LoadedPack, task: Task) -> list[Check]:
         """One check, for a programmatic-content task of a pack on disk."""
+        from lhbench.envs.content.checks import CHECKS_VERSION
         from lhbench.packs import hash_tree
+        from lhbench.schema import EnvironmentKind
 
         if _task_kind(pack, task) != EnvironmentKind.PROGRAMMATIC_CONTENT or pack.directory is None:
             return []
@@ -376,13 +378,15 @@ class ContentChecks:
         rubric = next((r.content_hash for r in pack.pack.rubrics if r.id == "content-checks"), "")
         digest = hashlib.sha256(
             "|".join(
-                [task.content_hash, hash_tree(gt) if gt.is_dir() else "", rubric, self.version]
+                [task.content_hash, hash_tree(gt) if gt.is_dir() else "", rubric, CHECKS_VERSION]
             ).encode()
         ).hexdigest()
         return [Check(pack.directory, f"content:{task.id}", digest, self.name)]
 
     async def run(self, check: Check, run: Run, state: RunState, ctx: CheckContext) -> Label:
         """Check the course; its grade is stored beside the label."""
+        import asyncio
+
         return await asyncio.to_thread(self._run, check, run, state, ctx)
 
     def _run(self, check: Check, run: Run, state: RunState, ctx: CheckContext) -> Label:
