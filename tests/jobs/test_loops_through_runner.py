@@ -79,7 +79,7 @@ def _fails_on(chapter: str, broken: dict[str, bool]):  # type: ignore[no-untyped
     fallback = auto_script()
 
     def script(req: StubRequest) -> StubReply:
-        if broken["on"] and f"chapter-brief/{chapter}" in req.text():
+        if broken["on"] and f"({chapter})\nInstruction" in req.text():
             return StubReply(fault="500")
         return fallback(req)
 
@@ -128,7 +128,10 @@ def test_failures_llm_asks_the_model_once_per_run(tmp_path: Path) -> None:
     with Store.open(db) as store:
         for rid in ("r1", "r2", "r3"):
             store.save_run(make_run(rid))
-            store.save_trajectory(make_trajectory(rid))
+            traj = make_trajectory(rid)
+            # distinct prompts: identical requests in flight are answered by one call
+            traj.steps[0] = traj.steps[0].model_copy(update={"content": f"Build page {rid}"})
+            store.save_trajectory(traj)
 
     def answer(req: StubRequest) -> StubReply:
         return StubReply.call(req.tool_names[0], {"errors": []})
