@@ -219,9 +219,9 @@ async def check_on_node(
 
     A run made on a Ray worker leaves its workspace on that node: its verify script, hook
     checks and named state checks run there, in that node's sandbox, right after the run
-    (the labels travel back with the run). Figma and content checks store grades and
-    artifacts themselves: they stay with the job, which replays the state when the
-    workspace is elsewhere.
+    (the labels travel back with the run). A check that stores grades or artifacts itself
+    (``needs_store``: the Figma and content checks) stays with the job, which replays the
+    state when the workspace is elsewhere.
     """
     if run.status in (RunStatus.RUNNING, RunStatus.PENDING):
         return []
