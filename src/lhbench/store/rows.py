@@ -11,6 +11,7 @@ from lhbench.store._step_writer import sqlite_timestamp
 from lhbench.store.tables import RunRow, StepRow
 
 __all__ = [
+    "PG_STEP_COPY",
     "PG_STEP_INSERT",
     "SQLITE_STEP_INSERT",
     "TS_INDEX",
@@ -103,6 +104,9 @@ PG_STEP_INSERT = (
     + ", ".join("%s::jsonb" if i in _JSON_FIELDS else "%s" for i in range(len(_STEP_COLUMNS)))
     + ")"
 )
+# COPY in text format: psycopg formats each row in C and PostgreSQL parses the JSON columns'
+# text as jsonb, as the cast in PG_STEP_INSERT does (the same stored values, see the tests)
+PG_STEP_COPY = f"COPY steps ({', '.join(_STEP_COLUMNS)}) FROM STDIN"
 TS_INDEX = STEP_ROW.index("timestamp")
 
 
