@@ -1,18 +1,27 @@
 """Import throughput and memory: Claude Code stream-json against a bare json.loads loop.
 
-Generates a stream-json transcript (1 GB; ``--quick``: 64 MB) of tool calls and results,
-then times, each in its own process, in alternating rounds (``bench/common.py``: the side
-that goes first rotates; at least three rounds; BLAS/OpenMP threads pinned to 1 on both
-sides): (a) a bare ``for line in f: json.loads(line)`` loop over the file, and (b)
-``lhbench import`` of the file into a fresh SQLite store (a large import inserts through
-a step writer process: its CPU and peak RSS are reported with the importer's). Prints the
-machine's load at the start and end, every round's figures, both throughputs (MB/s,
-medians), the ratio of the median CPU seconds too (less sensitive to other load on a
-shared machine), the importer's peak RSS, and, without ``--quick``, the peak RSS of
-importing an Inspect ``.json`` log of at least 150 MB. The headline, last: the import's
-median throughput as a fraction of the bare loop's (a ratio of medians).
+Generates a stream-json transcript (``--size``, 200 MB by default; ``--quick``: 64 MB) of
+tool calls and results, then times, each in its own process, in alternating rounds
+(``bench/common.py``: the side that goes first rotates; at least three rounds; BLAS/OpenMP
+threads pinned to 1 on both sides): a bare ``for line in f: json.loads(line)`` loop over
+the file, and ``lhbench import`` of the file into a fresh SQLite store in one process (the
+step writer process turned off) and as shipped (past 10,000 steps a step writer process
+inserts on the second core), and with ``--pg-url`` into PostgreSQL (COPY; the database is
+emptied between rounds, and must hold no runs to begin with).
 
-    uv run python bench/ingest.py [--quick] [--reps 3] [--keep DIR]
+Prints the machine's load at the start and end, every round's wall and CPU seconds, each
+side's throughput (MB/s, medians), its fraction of the loop's in wall time and in CPU
+seconds, its peak RSS (and its writer process's), where its CPU went (the thread reading
+the file, the other threads: commits, checkpoints, hashing; the writer process; the
+PostgreSQL server processes), and the fraction that allows on two otherwise idle cores:
+the loop's CPU over the busiest part's, or over half the sum when that is larger (the
+figure to read on a shared, loaded machine, where wall times measure the neighbours).
+Without ``--quick`` (or with ``--no-inspect``), the peak RSS of importing an Inspect
+``.json`` log of at least 150 MB too. The headline, last: each side's median throughput
+as a fraction of the loop's (a ratio of medians).
+
+    uv run python bench/ingest.py [--quick] [--size MB] [--reps 3] [--keep DIR]
+        [--pg-url postgresql://…/empty_db] [--no-inspect]
 """
 
 from __future__ import annotations
@@ -56,7 +65,9 @@ import os, threading
 src, url, fmt, mode, home = sys.argv[1:6]
 if mode == "one-process":  # the same import with the step writer process turned off
     appender = RunStore.step_appender
-    RunStore.step_appender = lambda self, run_id, **kw: appender(self, run_id, writer_after_rows=None)
+    def one_process(self, run_id, **kw):
+        return appender(self, run_id, writer_after_rows=None)
+    RunStore.step_appender = one_process
 # the CPU of the thread that reads the file and builds the rows (the import's critical
 # path on a machine with a core free for the rest), measured in that thread
 from lhbench.jobs import imports
@@ -108,7 +119,8 @@ def watch():
 threading.Thread(target=watch, daemon=True).start()
 with Store.open(url) as store:  # an existing store: migrated first
     t = time.perf_counter()
-    c, own, kids, srv = time.process_time() + children_cpu(), time.process_time(), children_cpu(), server_cpu(store)
+    own, kids, srv = time.process_time(), children_cpu(), server_cpu(store)
+    c = own + kids
     out = asyncio.run(import_transcripts(store, Settings(home=Path(home)), [Path(src)], fmt=fmt))
     # the CPU of the step writer process counts too
     seconds, cpu = time.perf_counter() - t, time.process_time() + children_cpu() - c
@@ -293,7 +305,7 @@ def main() -> None:
         help="An empty PostgreSQL database to import into as well (emptied between rounds)",
     )
     ap.add_argument(
-        "--inspect", action="store_true", help="Also the peak RSS of a 160 MB Inspect .json log"
+        "--no-inspect", action="store_true", help="Skip the 160 MB Inspect .json log's peak RSS"
     )
     args = ap.parse_args()
     print(common.load_line("ingest"), flush=True)
@@ -376,7 +388,7 @@ def main() -> None:
                 f"half the sum): {common.median(base_cpu) / _critical(parts):.2f}"
             )
         src.unlink()
-        if args.inspect:
+        if not (args.quick or args.no_inspect):
             log = work / "inspect-log.json"
             isize = generate_inspect(log, 160 * 1024 * 1024)
             db = f"sqlite:///{work / 'inspect.db'}"
