@@ -24,16 +24,17 @@ the writer; the failure is raised (``BatchWriteError``) by the next ``append`` o
 of what was appended), and the appender refuses further batches. If the importing process
 dies, the writer commits the batches it received whole and stops.
 
-Why a second process, measured (``bench/ingest.py --size 200``, a 200 MB Claude Code
-stream, 247k steps; the CPU seconds of each part, medians of 3 rounds; the bare
-``json.loads`` loop takes 1.19 s): in one process the reading thread takes 2.97 s, parsing
-(1.8 s) and the executemany (1.1 s: binding every value with the GIL held, then SQLite's
-inserts), which no other thread can take over (sqlite3 hands the GIL back and forth once
-per row: a thread inserting beside the parser gets it every switch interval, 5 ms, a few
-hundred rows a second), so on two free cores it is 0.40 of the loop; with the writer the
-reading thread takes 2.12 s (parse and pickle) and the writer 1.60 s on the other core:
-0.56 (the goal is 0.5). Handing SQLite a batch as one JSON text (``json_each``: one GIL
-hand-over per batch) costs the other core 1.45 s per 100k rows, slower than this.
+Why a second process, measured (``bench/ingest.py --size 200``: a 200 MB Claude Code
+stream, 247k steps; CPU seconds, medians of 3 rounds; docs/performance.md): the bare
+``json.loads`` loop takes 1.21 s. In one process the reading thread parses (1.5-1.8 s)
+and runs the executemany (binding every value with the GIL held, then SQLite's inserts):
+3.07 s, so even with a core to spare the import is 0.39 of the loop. No other thread can
+take the inserts: sqlite3 releases the GIL around each row's step and must win it back
+from the parser for the next row's binds, once per switch interval (5 ms). Handing SQLite
+a batch as one JSON text (``json_each``: one hand-over per batch) costs it 1.45 s per
+100k rows against executemany's 0.68 s, slower than the parser. With this process the
+reading thread takes 2.31 s (parse, pickle) and the writer 1.74 s on the other core: 0.53
+(the goal is 0.5).
 """
 
 from __future__ import annotations
