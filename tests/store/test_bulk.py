@@ -361,7 +361,7 @@ def _pg_text(store: Store, run_id: str) -> list[str]:
 def _pg_rows(n: int) -> list[tuple[Any, ...]]:
     rows = _rows(n)
     # a JSON column with an escaped NUL (jsonb refuses \u0000), a usage document, an
-    # exit code, a tool input: every column type the COPY text format must spell
+    # exit code, a tool input: every column type the binary COPY must send as PostgreSQL reads it
     extra = Step(
         index=n,
         role=Role.ASSISTANT,

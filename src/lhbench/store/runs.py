@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -16,6 +17,7 @@ from lhbench.store.bulk import WRITER_AFTER_ROWS, StepAppender
 from lhbench.store.rows import (
     PG_STEP_COPY,
     PG_STEP_INSERT,
+    PG_STEP_TYPES,
     SQLITE_STEP_INSERT,
     pg_step_params,
     run_from,
@@ -250,10 +252,15 @@ class RunStore(StoreBase):
         with self.engine.begin() as conn:
             raw = conn.connection.driver_connection
             assert raw is not None
-            with raw.cursor() as cur, cur.copy(PG_STEP_COPY) as copy:
-                write = copy.write_row
-                for p in params:
-                    write(p)
+            with raw.cursor() as cur:
+                # the JSON columns hold JSON text: sent as it is (psycopg's own jsonb
+                # dumper would encode the text as a JSON string)
+                cur.adapters.register_dumper(None, _jsonb_text_dumper())
+                with cur.copy(PG_STEP_COPY) as copy:
+                    copy.set_types(PG_STEP_TYPES)
+                    write = copy.write_row
+                    for p in params:
+                        write(p)
 
     def step_appender(
         self, run_id: str, *, writer_after_rows: int | None = WRITER_AFTER_ROWS
@@ -345,3 +352,20 @@ class RunStore(StoreBase):
             ):
                 removed[name] = int(s.execute(stmt).rowcount or 0)  # type: ignore[attr-defined]
         return removed
+
+
+@functools.cache
+def _jsonb_text_dumper() -> type[Any]:
+    """A psycopg dumper of JSON text as binary jsonb (its version byte, 1, then the text)."""
+    from psycopg.adapt import Dumper
+    from psycopg.postgres import types
+    from psycopg.pq import Format
+
+    class JsonbTextDumper(Dumper):
+        oid = types["jsonb"].oid
+        format = Format.BINARY
+
+        def dump(self, obj: str) -> bytes:
+            return b"\x01" + obj.encode()
+
+    return JsonbTextDumper
