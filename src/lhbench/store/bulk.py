@@ -28,13 +28,13 @@ Why a second process, measured (``bench/ingest.py --size 200``: a 200 MB Claude 
 stream, 247k steps; CPU seconds, medians of 3 rounds; docs/performance.md): the bare
 ``json.loads`` loop takes 1.21 s. In one process the reading thread parses (1.5-1.8 s)
 and runs the executemany (binding every value with the GIL held, then SQLite's inserts):
-3.07 s, so even with a core to spare the import is 0.39 of the loop. No other thread can
+2.97 s, so even with a core to spare the import is 0.41 of the loop. No other thread can
 take the inserts: sqlite3 releases the GIL around each row's step and must win it back
 from the parser for the next row's binds, once per switch interval (5 ms). Handing SQLite
 a batch as one JSON text (``json_each``: one hand-over per batch) costs it 1.45 s per
 100k rows against executemany's 0.68 s, slower than the parser. With this process the
-reading thread takes 2.31 s (parse, pickle) and the writer 1.74 s on the other core: 0.53
-(the goal is 0.5).
+reading thread takes 2.13 s (parse, pickle) and the writer 1.55 s on the other core: 0.57
+(the goal is 0.5). PostgreSQL needs no such process: its server is one already.
 """
 
 from __future__ import annotations
