@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import multiprocessing
+import re
 import sqlite3
 from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
@@ -18,7 +19,9 @@ from typing import Any
 
 import pytest
 
-from lhbench.jobs import GradeJob, JobSummary, run_job
+from lhbench.config import Settings
+from lhbench.errors import ConfigError
+from lhbench.jobs import GradeJob, JobSummary, grade_runs, run_job
 from lhbench.judges import RubricJudge
 from lhbench.models import ModelPool, ModelSpec, resolve_model
 from lhbench.schema import Grade, Run
@@ -177,3 +180,31 @@ def test_an_unparsed_answer_is_a_parse_error_and_retry_errors_asks_again(
         assert retried.done == 1 and stub.count == 3  # the cached bad answer was bypassed
         [g] = store.list_grades()
         assert g.status == "ok" and g.tier_score is not None
+
+
+@pytest.mark.parametrize(
+    ("executor", "extra", "message"),
+    [
+        ("ray", {"pairwise": True}, "pairwise comparisons"),
+        ("local", {"ray_address": "127.0.0.1:6379"}, "--ray-address needs --executor ray"),
+        ("dask", {}, "expected one of local, ray"),
+    ],
+)
+def test_grading_executor_choices_are_checked_before_any_work(
+    tmp_path: Path, executor: str, extra: dict[str, Any], message: str
+) -> None:
+    with Store.open(f"sqlite:///{tmp_path / 'c.db'}") as store:
+        seed_runs(store, 1)
+        with pytest.raises(ConfigError, match=re.escape(message)):
+            asyncio.run(
+                grade_runs(
+                    store,
+                    Settings(home=tmp_path / "home"),
+                    pack="figma-mini",
+                    rubric="figma-to-code",
+                    panel=["openai:j@http://127.0.0.1:9/v1"],
+                    executor=executor,
+                    **extra,
+                )
+            )
+        assert store.list_grades() == [] and store.list_votes() == []
