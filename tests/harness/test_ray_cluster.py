@@ -264,7 +264,8 @@ def test_killed_worker_node_loses_no_run(ray_cluster: Cluster, pg_url: str, tmp_
         try:
             # a run in flight on a worker node (its task started, the model asked): kill it
             victim = None
-            deadline = time.monotonic() + 120
+            # a node's first worker process takes minutes to start at load ~14
+            deadline = time.monotonic() + 180
             while victim is None and time.monotonic() < deadline and proc.poll() is None:
                 for node in ray_cluster.workers:
                     titles = _node_tree(node).values()

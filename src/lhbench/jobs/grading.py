@@ -119,8 +119,9 @@ class RemoteExecutor(Protocol):
 
 
 #: grading units per Ray task: enough to amortise a task's start and the judge clients it
-#: builds, few enough that a lost worker costs little to redo
-DEFAULT_REMOTE_BATCH = 8
+#: builds, few enough that a lost worker costs little to redo and that an endpoint's
+#: ``max_concurrency`` units (8 by default) make two batches, on two workers
+DEFAULT_REMOTE_BATCH = 4
 
 
 @dataclass(frozen=True)
@@ -315,6 +316,7 @@ class GradeJob:
             self._prepare, size=window
         )
         self._remote = _RemoteBatches(remote, size=batch) if remote is not None else None
+        self._limits: dict[str, asyncio.Semaphore] = {}
 
     def plan(self) -> list[Unit[_GradeUnit]]:
         """Run-major, so a run's evidence is loaded once for all its judges and repeats."""
@@ -387,23 +389,28 @@ class GradeJob:
                 cached[request.key] = reply.to_doc()
         spec = u.judge.spec
         pinned = spec.model_copy(update={"base_url": spec.endpoint})
-        return await self._remote.grade(
-            RemoteGrade(
-                spec=pinned.model_dump(mode="json"),
-                retries=u.judge.retries,
-                budget_tokens=u.judge.budget_tokens,
-                judge_key=u.judge.identity.key,
-                run=u.run,
-                rubric=self.rubric,
-                tier=self.tier.kind.value,
-                repeat=u.repeat,
-                key=unit.key,
-                request=request,
-                refresh=refresh,
-                cached=cached,
-            ),
-            cache,
-        )
+        # an endpoint's limit holds across the workers: its units in flight, one call each
+        limit = self._limits.get(spec.pool_key)
+        if limit is None:
+            limit = self._limits[spec.pool_key] = asyncio.Semaphore(spec.max_concurrency)
+        async with limit:
+            return await self._remote.grade(
+                RemoteGrade(
+                    spec=pinned.model_dump(mode="json"),
+                    retries=u.judge.retries,
+                    budget_tokens=u.judge.budget_tokens,
+                    judge_key=u.judge.identity.key,
+                    run=u.run,
+                    rubric=self.rubric,
+                    tier=self.tier.kind.value,
+                    repeat=u.repeat,
+                    key=unit.key,
+                    request=request,
+                    refresh=refresh,
+                    cached=cached,
+                ),
+                cache,
+            )
 
     def assess(self, result: Grade) -> Assessment:
         """Ok, a parse failure (final), or an error (retryable when transport)."""
