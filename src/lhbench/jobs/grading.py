@@ -17,7 +17,8 @@ writes the store, keyed by grade identity, so a batch run again after a lost wor
 stored once. The response cache stays in the store: the stored replies of a batch's first
 requests travel with it, the worker keeps its new replies in memory for the batch (a
 re-ask, or an identical request in the same batch, is answered from there) and returns
-them, and they are written here with the grades.
+them, and they are written here with the grades. A judge's ``max_concurrency`` is kept
+here, over the units in flight on all workers.
 """
 
 from __future__ import annotations
