@@ -218,6 +218,11 @@ def _two_workers(cluster: Cluster) -> None:
         _nodes(cluster.worker_starts(missing), time.monotonic() + 480, cluster.nodes)
 
 
+def _shipped_working_dirs(temp: Path) -> list[Path]:
+    """Working directories Ray copied to the nodes (its ``uv run`` runtime environment)."""
+    return sorted(temp.glob("**/runtime_resources/working_dir_files/*"))
+
+
 def _rows(url: str, sql: str) -> list[tuple[object, ...]]:
     engine = create_engine(make_url(url.replace("postgresql://", "postgresql+psycopg://", 1)))
     try:
@@ -479,6 +484,8 @@ def test_killed_worker_node_loses_no_grade(
         assert (redo["planned"], redo["skipped"], redo["done"]) == (planned, planned, 0), redo
         assert stub.count == before
     assert _rows(pg_url, "SELECT count(*) FROM grades") == [(planned,)]
+    # the nodes ran their installed lhbench: the driver (under `uv run`) shipped no checkout
+    assert _shipped_working_dirs(ray_cluster.temp_dir) == []
     print(
         f"\nray cluster: {planned} grades, node killed after {calls_at_kill} model call(s) "
         f"with {stored_at_kill} stored; local executor {local_seconds:.1f} s, "

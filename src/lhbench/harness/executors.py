@@ -187,6 +187,10 @@ class RayExecutor:
         self._notices = contextlib.redirect_stdout(sys.stderr)
 
     async def __aenter__(self) -> RayExecutor:
+        # Under `uv run lhbench …` Ray would copy the working directory (a checkout, its
+        # .venv included: GBs) to every node and start its workers with `uv run` there; the
+        # nodes run the lhbench installed on them instead (asked for here, unless set)
+        os.environ.setdefault("RAY_ENABLE_UV_RUN_RUNTIME_ENV", "0")
         try:
             import ray
             from ray import exceptions as rex
