@@ -28,6 +28,7 @@ from lhbench.store.tables import (
     ArtifactRow,
     ChapterGradeRow,
     ComparisonRow,
+    FailureExtractionRow,
     GradeRow,
     LabelRow,
     RunRow,
@@ -282,8 +283,8 @@ class RunStore(StoreBase):
     def delete_run(self, run_id: str) -> dict[str, int]:
         """Remove a run with everything about it; returns rows removed per table.
 
-        Its steps, artifacts, grades (chapter grades too), verdicts, labels, and the votes and arena
-        comparisons that name it.
+        Its steps, artifacts, grades (chapter grades too), verdicts, failure extractions,
+        labels, and the votes and arena comparisons that name it.
         """
         removed: dict[str, int] = {}
         with Session(self.engine) as s, s.begin():
@@ -298,6 +299,10 @@ class RunStore(StoreBase):
                     delete(ChapterGradeRow).where(ChapterGradeRow.run_id == run_id),
                 ),
                 ("verdicts", delete(VerdictRow).where(VerdictRow.run_id == run_id)),
+                (
+                    "failure_extractions",
+                    delete(FailureExtractionRow).where(FailureExtractionRow.run_id == run_id),
+                ),
                 ("labels", delete(LabelRow).where(LabelRow.run_id == run_id)),
                 (
                     "votes",
