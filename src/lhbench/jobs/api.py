@@ -7,6 +7,7 @@ needs to print. None of them prints.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -332,13 +333,16 @@ async def _verify_pack(
                 progress=progress,
                 states=env.states(store, pack, ctx),
             )
-    return await _run(
-        VerifyJob(store, done, states),
-        progress,
-        "verifying",
-        concurrency=4,
-        retry_errors=retry_errors,
-    )
+    try:
+        return await _run(
+            VerifyJob(store, done, states),
+            progress,
+            "verifying",
+            concurrency=4,
+            retry_errors=retry_errors,
+        )
+    finally:
+        await asyncio.to_thread(states.close)  # the runs' sandboxes
 
 
 async def verify_runs(

@@ -125,6 +125,10 @@ class VerifyJob:
         self.runs = list(runs)
         self.states = states
         self.timeout_s = timeout_s
+        # units of each run still to check: its sandbox closes after the last one, and
+        # the next run's is built while this one's checks run
+        self._left: dict[str, int] = {}
+        self._next: dict[str, Run] = {}
 
     @property
     def store(self) -> Store:
@@ -146,6 +150,12 @@ class VerifyJob:
             for check in checks:
                 key = label_key(run.id, check.source, check.check_hash)
                 out.append(Unit(key, f"{run.id} · {check.source}", _CheckUnit(run, check)))
+        self._left = {}
+        for u in out:
+            self._left[u.payload.run.id] = self._left.get(u.payload.run.id, 0) + 1
+        order = list(dict.fromkeys(u.payload.run.id for u in out))
+        by_id = {u.payload.run.id: u.payload.run for u in out}
+        self._next = {a: by_id[b] for a, b in zip(order, order[1:], strict=False)}
         return out
 
     def stored(self, keys: Sequence[str]) -> Mapping[str, ResultState]:
@@ -165,11 +175,28 @@ class VerifyJob:
                     if lab.failure_kind == FailureKind.INFRASTRUCTURE
                     else "final_error"
                 )
+                if out[key] == "ok" and lab.run_id in self._left:
+                    self._left[lab.run_id] -= 1  # skipped: it never runs
         return out
 
     async def run(self, unit: Unit[_CheckUnit]) -> Label:
-        """Run one check on the run's final state."""
+        """Run one check on the run's final state (in the run's own sandbox, where one works)."""
         run, check = unit.payload.run, unit.payload.check
+        try:
+            return await self._run(run, check)
+        finally:
+            left = self._left.get(run.id, 1) - 1
+            self._left[run.id] = left
+            if left <= 0:
+                await asyncio.to_thread(self.states.end_session, run.id)
+
+    async def _run(self, run: Run, check: Check) -> Label:
+        # the sandbox is built while the state is made; the next run's while this one checks
+        if not (check.figma or check.content):
+            await asyncio.to_thread(self.states.session, run)
+            following = self._next.get(run.id)
+            if following is not None and self._left.get(following.id, 0) > 0:
+                await asyncio.to_thread(self.states.session, following)
         try:
             state = await self.states.get(run)
         except (LookupError, OSError, ValueError, ReplayError) as exc:
@@ -215,6 +242,7 @@ class VerifyJob:
                     db_url=db_url,
                     timeout=self.timeout_s,
                     sandbox=self.states.sandbox,
+                    session=self.states.session(run),
                 )
             else:
                 res = await asyncio.to_thread(
@@ -224,6 +252,7 @@ class VerifyJob:
                     db_url=db_url,
                     timeout=self.timeout_s,
                     sandbox=self.states.sandbox,
+                    session=self.states.session(run),
                 )
         except VerifyError as exc:
             return self._label(run, check, None, "", str(exc))
@@ -236,7 +265,14 @@ class VerifyJob:
         if root is None:
             return self._label(run, check, None, "", "hook checks need a directory state")
         spec = HookSpec(after_tool="*", check=check.script.name, timeout_s=self.timeout_s)
-        [res] = run_hooks([spec], "*", check.script.parent, root, sandbox=self.states.sandbox)
+        [res] = run_hooks(
+            [spec],
+            "*",
+            check.script.parent,
+            root,
+            sandbox=self.states.sandbox,
+            session=self.states.session(run),
+        )
         if res.error is not None:
             return self._label(run, check, None, "", res.error)
         return self._label(run, check, res.ok, res.diagnosis, None)
@@ -367,13 +403,16 @@ async def check_on_node(
     if run.status in (RunStatus.RUNNING, RunStatus.PENDING):
         return []
     provider = StateProvider(None, pack, workdir, sandbox=sandbox)
-    await provider.get(run, trajectory)  # made from the trajectory in hand, then shared
-    job = VerifyJob(None, [run], provider, timeout_s=timeout_s)
-    return [
-        await job.run(u)
-        for u in job.plan()
-        if not (u.payload.check.figma or u.payload.check.content)
-    ]
+    try:
+        await provider.get(run, trajectory)  # made from the trajectory in hand, then shared
+        job = VerifyJob(None, [run], provider, timeout_s=timeout_s)
+        return [
+            await job.run(u)
+            for u in job.plan()
+            if not (u.payload.check.figma or u.payload.check.content)
+        ]
+    finally:
+        await asyncio.to_thread(provider.close)
 
 
 def _first(error: str | None) -> str:

@@ -18,6 +18,7 @@ in a sandbox of its own, as before.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import fcntl
 import json
@@ -31,6 +32,7 @@ import sys
 import tempfile
 import threading
 import time
+import weakref
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from functools import lru_cache
@@ -121,6 +123,17 @@ def _rlimits(limits: Limits) -> dict[str, int]:
     return out
 
 
+_live: weakref.WeakSet[SandboxSession] = weakref.WeakSet()
+
+
+@atexit.register
+def _close_all() -> None:
+    """Sessions still open at exit: their cgroups and forwarders are released too."""
+    for s in list(_live):
+        with contextlib.suppress(Exception):
+            s.close()
+
+
 class SandboxSession:
     """A sandbox built once for one unit of work, running its commands one at a time.
 
@@ -154,6 +167,7 @@ class SandboxSession:
         self.started = 0  # sandboxes built (a worker that died is replaced)
         self.commands = 0
         self.closed = False
+        _live.add(self)
 
     # -- lifecycle -----------------------------------------------------------------------
     def start(self) -> SandboxSession:
@@ -268,6 +282,18 @@ class SandboxSession:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    def covers(self, paths: Sequence[Path]) -> bool:
+        """Whether every path is shown in this sandbox (not hidden, not missing)."""
+        for path in paths:
+            p = Path(path).absolute()
+            shown = [m for m in self.policy.mounts if p == m.at or p.is_relative_to(m.at)]
+            if not shown:
+                return False
+            last = shown[-1]  # a later mount covers an earlier one, as bwrap applies them
+            if last.empty or str(last.source) == os.devnull:
+                return False
+        return True
 
     # -- commands ------------------------------------------------------------------------
     def run(
