@@ -27,6 +27,7 @@ from lhbench.judges import StateRef
 from lhbench.sandbox import (
     Limits,
     Sandbox,
+    SandboxPolicy,
     SandboxSession,
     get_sandbox,
     policy_for,
@@ -126,14 +127,17 @@ class StateProvider:
             base = self.workdir / run.id
             base.mkdir(parents=True, exist_ok=True)
             readable = [p for p in (self.pack.task_dir(task.id), kept_workspace(run)) if p]
-            policy = policy_for(
-                base,
-                writable=[base],
-                readable=readable,
-                env={"LHBENCH_IN_SANDBOX": "1"},
-                limits=Limits(memory_mb=1024, processes=32),
-                name=f"run {run.id}",
-            )
+
+            def policy() -> SandboxPolicy:
+                return policy_for(
+                    base,
+                    writable=[base],
+                    readable=readable,
+                    env={"LHBENCH_IN_SANDBOX": "1"},
+                    limits=Limits(memory_mb=1024, processes=32),
+                    name=f"run {run.id}",
+                )
+
             made = SandboxSession(self.sandbox, policy).start()
             self._sessions[run.id] = made
             while len(self._sessions) > self.max_sessions:

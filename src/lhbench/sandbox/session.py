@@ -23,7 +23,6 @@ import contextlib
 import fcntl
 import json
 import os
-import queue
 import secrets
 import select
 import socket
@@ -33,6 +32,7 @@ import tempfile
 import threading
 import time
 import weakref
+from concurrent.futures import Future, ThreadPoolExecutor
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from functools import lru_cache
@@ -80,33 +80,9 @@ def session_support(sandbox: Sandbox) -> str | None:
 
 # A sandbox dies with the thread that started it (bwrap's --die-with-parent is the
 # parent-death signal, sent when that thread ends): sessions outlive the worker threads of
-# asyncio.to_thread, so every one is started from this one long-lived thread.
-_spawns: queue.Queue[tuple[Callable[[], Any], queue.Queue[Any]]] = queue.Queue()
-_spawner: threading.Thread | None = None
-_spawner_lock = threading.Lock()
-
-
-def _spawn_loop() -> None:
-    while True:
-        fn, answer = _spawns.get()
-        try:
-            answer.put((True, fn()))
-        except BaseException as exc:  # noqa: BLE001 - handed back to the caller
-            answer.put((False, exc))
-
-
-def _in_spawner(fn: Callable[[], Any]) -> Any:
-    global _spawner
-    with _spawner_lock:
-        if _spawner is None or not _spawner.is_alive():
-            _spawner = threading.Thread(target=_spawn_loop, name="lhbench-sandbox-spawner", daemon=True)
-            _spawner.start()
-    answer: queue.Queue[Any] = queue.Queue(maxsize=1)
-    _spawns.put((fn, answer))
-    ok, value = answer.get()
-    if not ok:
-        raise value
-    return value
+# asyncio.to_thread, so every one is built and started from this one long-lived thread,
+# in the background (the caller goes on making the state meanwhile).
+_spawner = ThreadPoolExecutor(max_workers=1, thread_name_prefix="lhbench-sandbox-spawner")
 
 
 def _rlimits(limits: Limits) -> dict[str, int]:
@@ -142,23 +118,15 @@ class SandboxSession:
     private ``/tmp``), and each command brings its own (:meth:`run`).
     """
 
-    def __init__(self, sandbox: Sandbox, policy: SandboxPolicy) -> None:
+    def __init__(
+        self, sandbox: Sandbox, policy: SandboxPolicy | Callable[[], SandboxPolicy]
+    ) -> None:
         self.sandbox = sandbox
-        unit = policy.limits
-        self.policy = replace(
-            policy,
-            limits=Limits(
-                wall_s=None,
-                cpu_s=None,
-                memory_mb=unit.memory_mb,
-                address_space=False,
-                file_mb=None,
-                disk_mb=unit.disk_mb,
-                processes=None if unit.processes is None else unit.processes + 4,
-                open_files=None,
-            ),
-        )
+        self._policy_src = policy
+        self._policy: SandboxPolicy | None = None
+        self._policy_lock = threading.Lock()
         self._lock = threading.Lock()
+        self._launch: Future[None] | None = None
         self._proc: subprocess.Popen[bytes] | None = None
         self._prepared: Prepared | None = None
         self._sock: socket.socket | None = None
@@ -169,9 +137,31 @@ class SandboxSession:
         self.closed = False
         _live.add(self)
 
+    @property
+    def policy(self) -> SandboxPolicy:
+        """What the whole unit may see; its limits are the sandbox's (see the class)."""
+        with self._policy_lock:
+            if self._policy is None:
+                given = self._policy_src if isinstance(self._policy_src, SandboxPolicy) else self._policy_src()
+                unit = given.limits
+                self._policy = replace(
+                    given,
+                    limits=Limits(
+                        wall_s=None,
+                        cpu_s=None,
+                        memory_mb=unit.memory_mb,
+                        address_space=False,
+                        file_mb=None,
+                        disk_mb=unit.disk_mb,
+                        processes=None if unit.processes is None else unit.processes + 4,
+                        open_files=None,
+                    ),
+                )
+            return self._policy
+
     # -- lifecycle -----------------------------------------------------------------------
     def start(self) -> SandboxSession:
-        """Start building the sandbox (without waiting for it: :meth:`run` does)."""
+        """Start building the sandbox, in the background (:meth:`run` waits for it)."""
         with self._lock:
             self._start()
         return self
@@ -179,36 +169,34 @@ class SandboxSession:
     def _start(self) -> None:
         if self.closed:
             raise RuntimeError("this sandbox session is closed")
-        if self._proc is not None:
-            return
+        if self._launch is None:
+            self._launch = _spawner.submit(self._build)
+
+    def _build(self) -> None:
+        """Prepare and start the sandbox with its worker (on the spawner thread)."""
         host, inside = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         # above the launcher's own descriptors (3: the environment file, 4: seccomp)
         fd = fcntl.fcntl(inside.fileno(), fcntl.F_DUPFD_CLOEXEC, 10)
         inside.close()
         ipc = ipc_program() or b""
         argv = [sys.executable, "-I", "-S", str(WORKER), str(fd), ipc.hex()]
+        log = tempfile.TemporaryFile()
+        prepared = None
         try:
             prepared = self.sandbox.prepare(argv, self.policy)
-        except BaseException:
-            os.close(fd)
-            host.close()
-            raise
-        log = tempfile.TemporaryFile()
-        try:
-            self._proc = _in_spawner(
-                lambda: subprocess.Popen(
-                    prepared.argv,
-                    cwd=prepared.cwd,
-                    env=prepared.env,
-                    stdin=subprocess.DEVNULL,
-                    stdout=log,
-                    stderr=log,
-                    pass_fds=(fd,),
-                    start_new_session=True,
-                )
+            self._proc = subprocess.Popen(
+                prepared.argv,
+                cwd=prepared.cwd,
+                env=prepared.env,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=log,
+                pass_fds=(fd,),
+                start_new_session=True,
             )
         except BaseException:
-            prepared.close()
+            if prepared is not None:
+                prepared.close()
             host.close()
             log.close()
             raise
@@ -219,6 +207,12 @@ class SandboxSession:
 
     def _ready(self) -> socket.socket:
         self._start()
+        assert self._launch is not None
+        try:
+            self._launch.result()
+        except BaseException:
+            self._launch = None
+            raise
         assert self._sock is not None
         if self._hello is None:
             msg = self._recv(_START_S)
@@ -248,6 +242,10 @@ class SandboxSession:
 
     def _stop(self) -> None:
         """End this sandbox (everything in it dies with bwrap); a later command starts another."""
+        launch, self._launch = self._launch, None
+        if launch is not None:
+            with contextlib.suppress(BaseException):
+                launch.result()
         proc, self._proc = self._proc, None
         if proc is not None:
             with contextlib.suppress(ProcessLookupError, PermissionError):
@@ -268,6 +266,9 @@ class SandboxSession:
         """End the sandbox and release what it held (idempotent)."""
         with self._lock:
             self.closed = True
+            if self._launch is not None:
+                with contextlib.suppress(BaseException):
+                    self._launch.result()
             if self._sock is not None:
                 with contextlib.suppress(OSError):
                     self._sock.shutdown(socket.SHUT_RDWR)
