@@ -84,6 +84,7 @@ def bare_verify(it: Item, root: Path | None, db_url: str | None) -> None:
         cwd=cwd,
         env=sandbox_env(cwd, env={"LHBENCH_IN_SANDBOX": "1"}),
         capture_output=True,
+        start_new_session=True,  # as a sandboxed command (see bench/sandbox.py)
     )
     if done.returncode not in (0, 1):
         raise SystemExit(f"bare verify failed: {done.stderr.decode()[-500:]}")
@@ -100,7 +101,9 @@ def summary(values: list[float]) -> str:
     )
 
 
-def floor(item: Item, work: Path, pg: PostgresDatabases | None, final: tuple[Path | None, str | None]) -> float:
+def floor(
+    item: Item, work: Path, pg: PostgresDatabases | None, final: tuple[Path | None, str | None]
+) -> float:
     """Copy the initial state (or load the dump), and run the verify script bare.
 
     The script reads the replayed final state (``final``, made once before timing), so
@@ -194,7 +197,9 @@ def main() -> None:
                 pg.drop_all()
             pg_ratio = statistics.median(p_times) / statistics.median(p_floors)
             print(f"PostgreSQL (SQL tasks): replay+verify {summary(p_times)}")
-            print(f"PostgreSQL floor (CREATE DATABASE ... TEMPLATE + bare verify): {summary(p_floors)}")
+            print(
+                f"PostgreSQL floor (CREATE DATABASE ... TEMPLATE + bare verify) {summary(p_floors)}"
+            )
             print(f"PostgreSQL median ratio {pg_ratio:.2f}x")
         else:
             print("PostgreSQL: skipped (pass --pg-url or set LHBENCH_TEST_PG_URL)")

@@ -47,7 +47,10 @@ from lhbench.sandbox import (
 )
 
 TARGET = 1.5
-TASK = Path(__file__).resolve().parents[1] / "src/lhbench/packs/data/aj-ds-mini/tasks/fs-create-readme"
+SETSID = shutil.which("setsid") or "/usr/bin/setsid"  # the bare tool server's own session
+TASK = (
+    Path(__file__).resolve().parents[1] / "src/lhbench/packs/data/aj-ds-mini/tasks/fs-create-readme"
+)
 
 
 def timed(fn: Callable[[], object]) -> Callable[[], float]:
@@ -60,7 +63,10 @@ def timed(fn: Callable[[], object]) -> Callable[[], float]:
 
 
 def bare_run(argv: list[str], cwd: Path, env: dict[str, str]) -> None:
-    done = subprocess.run(argv, cwd=cwd, env=env, capture_output=True)
+    # in a session of its own, as a sandboxed command is (bwrap --new-session, the worker's
+    # setsid): with the kernel's autogroups a new session is scheduled as its own group,
+    # and a bare child left in ours would compete with everything else in it
+    done = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, start_new_session=True)
     if done.returncode not in (0, 1):
         raise SystemExit(f"bare run failed: {done.stderr.decode()[-500:]}")
 
@@ -71,12 +77,14 @@ async def tool_call(command: str, args: list[str], env: dict[str, str], cwd: str
 
     params = StdioServerParameters(command=command, args=args, env=env, cwd=cwd)
     with open("/dev/null", "w") as log:
-        async with stdio_client(params, errlog=log) as (read, write):
-            async with ClientSession(read, write) as session:
-                await session.initialize()
-                res = await session.call_tool("list_directory", {"path": "."})
-                if res.is_error:
-                    raise SystemExit(f"tool call failed: {res.content}")
+        async with (
+            stdio_client(params, errlog=log) as (read, write),
+            ClientSession(read, write) as session,
+        ):
+            await session.initialize()
+            res = await session.call_tool("list_directory", {"path": "."})
+            if res.is_error:
+                raise SystemExit(f"tool call failed: {res.content}")
 
 
 def main() -> None:
@@ -96,7 +104,10 @@ def main() -> None:
         state = work / "state"
         shutil.copytree(TASK / "initial", state)
         policy = policy_for(
-            work, writable=[work], readable=[TASK], env={"LHBENCH_IN_SANDBOX": "1"},
+            work,
+            writable=[work],
+            readable=[TASK],
+            env={"LHBENCH_IN_SANDBOX": "1"},
             limits=Limits(memory_mb=1024, processes=32),
         )
         check = Limits(wall_s=60, cpu_s=60, memory_mb=1024, file_mb=64, processes=32)
@@ -118,7 +129,9 @@ def main() -> None:
             {
                 "session start + /bin/true": timed(session_start),
                 "one sandbox per command (python -c pass)": timed(
-                    lambda: run_sandboxed_sync(sandbox, commands["python -c pass"], per_process_policy)
+                    lambda: run_sandboxed_sync(
+                        sandbox, commands["python -c pass"], per_process_policy
+                    )
                 ),
             },
             max(3, reps // 2),
@@ -158,14 +171,20 @@ def main() -> None:
         def tool_sandboxed() -> None:
             prepared = sandbox.prepare([sys.executable, *tool_args], tool_policy)
             try:
-                asyncio.run(tool_call(prepared.argv[0], prepared.argv[1:], prepared.env, prepared.cwd))
+                asyncio.run(
+                    tool_call(prepared.argv[0], prepared.argv[1:], prepared.env, prepared.cwd)
+                )
             finally:
                 prepared.close()
 
         tool_env = sandbox_env(state, env={"LHBENCH_IN_SANDBOX": "1"})
         times = common.alternate(
             {
-                "bare": timed(lambda: asyncio.run(tool_call(sys.executable, tool_args, tool_env, str(state)))),
+                "bare": timed(
+                    lambda: asyncio.run(
+                        tool_call(SETSID, [sys.executable, *tool_args], tool_env, str(state))
+                    )
+                ),
                 "sandboxed": timed(tool_sandboxed),
             },
             max(3, reps // 2),
@@ -182,7 +201,9 @@ def main() -> None:
 
 def report(name: str, times: dict[str, list[float]]) -> float:
     for side, values in times.items():
-        print(f"  {name} {side}: median {common.median(values) * 1000:.1f} ms {common.spread(values)}")
+        print(
+            f"  {name} {side}: median {common.median(values) * 1000:.1f} ms {common.spread(values)}"
+        )
     ratio = common.ratio_of_medians(times["sandboxed"], times["bare"])
     print(f"  {name}: sandboxed/bare {ratio:.2f}x")
     return ratio

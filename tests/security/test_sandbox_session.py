@@ -63,7 +63,7 @@ HONEST = "import sys; print('honest'); sys.exit(1)"
 
 
 def test_check_cannot_take_the_workers_socket(unit: tuple[SandboxSession, Path]) -> None:
-    """Its parent's descriptors: neither by /proc nor by pidfd_getfd; a forged reply goes nowhere."""
+    """Its parent's descriptors: not by /proc, not by pidfd_getfd; no forged reply."""
     session, state = unit
     attack = """
         import ctypes, json, os, socket, sys
@@ -171,7 +171,14 @@ def test_check_leaves_no_state_for_the_next(unit: tuple[SandboxSession, Path]) -
     """Files (scratch, /tmp, /dev/shm, /run, the state, its run directory) and IPC objects."""
     session, state = unit
     run_dir = state.parent
-    places = ["$TMPDIR/mark", "/tmp/mark", "/dev/shm/mark", "/run/mark", f"{state}/mark", f"{run_dir}/mark"]
+    places = [
+        "$TMPDIR/mark",
+        "/tmp/mark",
+        "/dev/shm/mark",
+        "/run/mark",
+        f"{state}/mark",
+        f"{run_dir}/mark",
+    ]
     write = f"""
         import ctypes, json, os, sys
         wrote = []
@@ -201,12 +208,15 @@ def test_check_leaves_no_state_for_the_next(unit: tuple[SandboxSession, Path]) -
     """
     read = f"""
         import ctypes, glob, os
-        found = [p for p in glob.glob('/tmp/**/mark', recursive=True) + {places[1:]!r} if os.path.exists(p)]
+        marks = glob.glob('/tmp/**/mark', recursive=True) + {places[1:]!r}
+        found = [p for p in marks if os.path.exists(p)]
         libc = ctypes.CDLL(None, use_errno=True)
-        for name, call in (('shm', lambda: libc.shmget(0x5EED, 0, 0)), ('msg', lambda: libc.msgget(0x5EED, 0)),
-                           ('sem', lambda: libc.semget(0x5EED, 0, 0))):
-            if call() >= 0:
-                found.append(name)
+        if libc.shmget(0x5EED, 0, 0) >= 0:
+            found.append('shm')
+        if libc.msgget(0x5EED, 0) >= 0:
+            found.append('msg')
+        if libc.semget(0x5EED, 0, 0) >= 0:
+            found.append('sem')
         with open('/proc/sysvipc/shm') as f:
             found += [line for line in f.read().splitlines()[1:] if line.strip()]
         print(found, open('{state}/answer.txt').read().strip())

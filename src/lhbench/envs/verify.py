@@ -199,7 +199,11 @@ def _run_check(
     args = argv(script, *extra)
     limits = check_limits(timeout)
     t0 = time.perf_counter()
-    if session is not None and not endpoints and session.covers([*readable, *([cwd] if cwd else [])]):
+    if (
+        session is not None
+        and not endpoints
+        and session.covers([*readable, *([cwd] if cwd else [])])
+    ):
         # the run's own sandbox: a fresh process there, writing nothing a later check sees
         workdir = root or cwd or session.policy.cwd
         env = sandbox_env(workdir, env={"LHBENCH_IN_SANDBOX": "1"})

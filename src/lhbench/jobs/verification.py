@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import itertools
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -155,7 +156,7 @@ class VerifyJob:
             self._left[u.payload.run.id] = self._left.get(u.payload.run.id, 0) + 1
         order = list(dict.fromkeys(u.payload.run.id for u in out))
         by_id = {u.payload.run.id: u.payload.run for u in out}
-        self._next = {a: by_id[b] for a, b in zip(order, order[1:], strict=False)}
+        self._next = {a: by_id[b] for a, b in itertools.pairwise(order)}
         return out
 
     def stored(self, keys: Sequence[str]) -> Mapping[str, ResultState]:

@@ -32,8 +32,8 @@ import tempfile
 import threading
 import time
 import weakref
-from concurrent.futures import Future, ThreadPoolExecutor
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import replace
 from functools import lru_cache
 from pathlib import Path
@@ -142,7 +142,11 @@ class SandboxSession:
         """What the whole unit may see; its limits are the sandbox's (see the class)."""
         with self._policy_lock:
             if self._policy is None:
-                given = self._policy_src if isinstance(self._policy_src, SandboxPolicy) else self._policy_src()
+                given = (
+                    self._policy_src
+                    if isinstance(self._policy_src, SandboxPolicy)
+                    else self._policy_src()
+                )
                 unit = given.limits
                 self._policy = replace(
                     given,
@@ -180,7 +184,7 @@ class SandboxSession:
         inside.close()
         ipc = ipc_program() or b""
         argv = [sys.executable, "-I", "-S", str(WORKER), str(fd), ipc.hex()]
-        log = tempfile.TemporaryFile()
+        log = tempfile.TemporaryFile()  # noqa: SIM115 - kept open as long as the sandbox
         prepared = None
         try:
             prepared = self.sandbox.prepare(argv, self.policy)
@@ -238,7 +242,9 @@ class SandboxSession:
         if self._log is None:
             return ""
         self._log.seek(0)
-        return " | ".join(self._log.read()[-2000:].decode(errors="replace").strip().splitlines()[-3:])
+        return " | ".join(
+            self._log.read()[-2000:].decode(errors="replace").strip().splitlines()[-3:]
+        )
 
     def _stop(self) -> None:
         """End this sandbox (everything in it dies with bwrap); a later command starts another."""
@@ -336,7 +342,9 @@ class SandboxSession:
             }
             self.commands += 1
             try:
-                socket.send_fds(sock, [json.dumps(req).encode()], [inp.fileno(), out.fileno(), err.fileno()])
+                socket.send_fds(
+                    sock, [json.dumps(req).encode()], [inp.fileno(), out.fileno(), err.fileno()]
+                )
             except OSError:
                 reply = None
             else:
@@ -376,7 +384,11 @@ class SandboxSession:
         self._late = False
         watch = _DiskWatch(replace(self.policy, limits=limits))
         writes = [Path(p).absolute() for p in write]
-        watch.roots = [r for r in watch.roots if any(r.is_relative_to(w) or w.is_relative_to(r) for w in writes)]
+        watch.roots = [
+            r
+            for r in watch.roots
+            if any(r.is_relative_to(w) or w.is_relative_to(r) for w in writes)
+        ]
         self._disk = watch if watch.active else None
         limit = None if limits.wall_s is None else limits.wall_s + _GRACE_S
         deadline = None if limit is None else time.monotonic() + limit

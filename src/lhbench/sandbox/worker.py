@@ -93,7 +93,9 @@ def _landlock(abi: int, writable: list[str]) -> None:
     try:
         rules = [(p, handled) for p in writable]
         # the character devices programs write to (/dev/null above all)
-        rules += [(f"/dev/{d}", _WRITE_FILE | (handled & _TRUNCATE)) for d in ("null", "zero", "full")]
+        rules += [
+            (f"/dev/{d}", _WRITE_FILE | (handled & _TRUNCATE)) for d in ("null", "zero", "full")
+        ]
         for path, rights in rules:
             try:
                 pfd = os.open(path, os.O_PATH | os.O_CLOEXEC)
@@ -154,7 +156,7 @@ def _child(req: dict[str, Any], fds: list[int], scratch: str, abi: int, seccomp:
         env = dict(req.get("env") or {})
         env["TMPDIR"] = scratch
         os.execvpe(req["argv"][0], req["argv"], env)
-    except BaseException as exc:  # noqa: BLE001 - whatever failed, the child must not return
+    except BaseException as exc:  # whatever failed, the child must not return
         with contextlib.suppress(Exception):
             os.write(2, f"lhbench sandbox worker: cannot start the command: {exc}\n".encode())
         os._exit(127)
@@ -235,10 +237,10 @@ def _run(
     try:
         while status is None:
             wait = None if deadline is None else max(0.0, deadline - time.monotonic())
-            ready, _, _ = select.select([pidfd, sock], [], [], wait)
+            ready, _, _ = select.select([pidfd, sock.fileno()], [], [], wait)
             if pidfd in ready:
                 _, status, usage = os.wait4(pid, 0)
-            elif sock in ready:
+            elif sock.fileno() in ready:
                 msg = sock.recv(MAX_REQUEST)
                 if not msg or json.loads(msg).get("cancel") == req["id"]:
                     cancelled = True
@@ -254,11 +256,7 @@ def _run(
         os.close(pidfd)
     left = _sweep(keep)
     _clear(scratch)
-    code: int | None
-    if os.WIFEXITED(status):
-        code = os.WEXITSTATUS(status)
-    else:
-        code = -os.WTERMSIG(status)
+    code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else -os.WTERMSIG(status)
     return {
         "id": req["id"],
         "returncode": None if (timed_out or cancelled) else code,
@@ -311,7 +309,7 @@ def main(argv: list[str]) -> int:
         n += 1
         try:
             reply = _run(sock, req, fds, n, abi, seccomp, keep)
-        except Exception as exc:  # noqa: BLE001 - the host hears of it; the worker goes on
+        except Exception as exc:  # the host hears of it; the worker goes on
             _sweep(keep)
             reply = {"id": req.get("id"), "error": f"{type(exc).__name__}: {exc}"}
         sock.send(json.dumps(reply).encode())
