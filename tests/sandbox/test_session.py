@@ -124,3 +124,18 @@ def test_verify_job_checks_a_run_in_its_own_session(tmp_path: Path) -> None:
     assert labels["session"] == labels["per-command"]
     assert any(p is True for _, p, _ in labels["session"])
     assert any(p is False for _, p, _ in labels["session"])
+
+
+@needs_session
+def test_a_closed_session_runs_the_command_in_a_sandbox_of_its_own(tmp_path: Path) -> None:
+    """Evicted under its caller: the command still runs, and still cannot write the state."""
+    state = tmp_path / "state"
+    state.mkdir()
+    policy = policy_for(tmp_path, writable=[tmp_path])
+    s = SandboxSession(get_sandbox(), policy).start()
+    s.close()
+    res = s.run(["/bin/sh", "-c", f"echo hi; echo x > {state}/f"], limits=LIMITS)
+    assert res.text() == "hi\n" and res.returncode != 0 and not (state / "f").exists()
+    assert res.backend == "bubblewrap" and s.started <= 1
+    ok = s.run(["/bin/sh", "-c", f"echo x > {state}/f"], limits=LIMITS, write=[state])
+    assert ok.returncode == 0 and (state / "f").exists()

@@ -103,7 +103,7 @@ class StateProvider:
         self._made: dict[str, asyncio.Task[RunState]] = {}
         # one sandbox per run for its replay and checks (never shared by two runs), the
         # most recently used kept open
-        self.max_sessions = 4
+        self.max_sessions = 8
         self._sessions: OrderedDict[str, SandboxSession] = OrderedDict()
         self._sessions_lock = threading.Lock()
 

@@ -48,7 +48,7 @@ from lhbench.sandbox.base import (
     _DiskWatch,
     _read_capped,
 )
-from lhbench.sandbox.policy import Limits, SandboxPolicy
+from lhbench.sandbox.policy import Limits, Mount, SandboxPolicy
 from lhbench.sandbox.seccomp import ipc_program
 
 __all__ = ["WORKER", "SandboxSession", "open_session", "session_support"]
@@ -320,6 +320,10 @@ class SandboxSession:
         the disk limit over ``write``). ``write``: paths (inside) it may write besides its
         scratch directory; they must be writable mounts of the session's policy.
         """
+        if self.closed:
+            # closed under its caller (a run's sandbox evicted): a sandbox of its own,
+            # showing the same, writable only where this command may write
+            return self._alone(argv, limits, cwd, env, write, stdin, max_output)
         with self._lock, contextlib.ExitStack() as stack:
             sock = self._ready()
             out = stack.enter_context(tempfile.TemporaryFile())
@@ -374,6 +378,40 @@ class SandboxSession:
                 disk.error() if disk is not None and (disk.over or disk.check()) else None,
                 usage=reply.get("usage"),
             )
+
+    def _alone(
+        self,
+        argv: Sequence[str],
+        limits: Limits,
+        cwd: Path | None,
+        env: Mapping[str, str] | None,
+        write: Sequence[Path],
+        stdin: bytes | None,
+        max_output: int,
+    ) -> Finished:
+        from lhbench.sandbox.base import run_sandboxed_sync
+
+        writes = [Path(p).absolute() for p in write]
+        writable = [m.at for m in self.policy.mounts if m.writable and not m.empty]
+        mounts = tuple(
+            [
+                replace(m, writable=False) if m.writable and not m.empty else m
+                for m in self.policy.mounts
+            ]
+            + [
+                Mount(w, writable=True)
+                for w in writes
+                if any(w.is_relative_to(at) for at in writable)
+            ]
+        )
+        policy = replace(
+            self.policy,
+            cwd=Path(cwd or self.policy.cwd),
+            env=dict(self.policy.env if env is None else env),
+            mounts=mounts,
+            limits=limits,
+        )
+        return run_sandboxed_sync(self.sandbox, argv, policy, stdin=stdin, max_output=max_output)
 
     _late = False
     _disk: _DiskWatch | None = None
