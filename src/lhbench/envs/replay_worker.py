@@ -1,6 +1,6 @@
 """Replay a trajectory's SQL into a fresh SQLite database: run inside the sandbox.
 
-    python -m lhbench.envs.replay_worker DB DUMP STATEMENTS.json
+    python -I -S path/to/replay_worker.py DB DUMP STATEMENTS.json
 
 Loads the task's dump, then each statement the agent ran successfully, on a guarded
 connection (no ATTACH or VACUUM INTO, no extension loading, bounded values and time), and
@@ -15,7 +15,20 @@ import sqlite3
 import sys
 from pathlib import Path
 
-from lhbench.envs.sqlite_guard import guarded_connection, reset_deadline
+if __package__:
+    from lhbench.envs.sqlite_guard import guarded_connection, reset_deadline
+else:
+    # run by path (python -I -S replay_worker.py): the guard beside it, without importing
+    # lhbench.envs (whose imports cost a hundred times the replay)
+    import importlib.util
+
+    _spec = importlib.util.spec_from_file_location(
+        "sqlite_guard", Path(__file__).with_name("sqlite_guard.py")
+    )
+    assert _spec is not None and _spec.loader is not None
+    _guard = importlib.util.module_from_spec(_spec)
+    _spec.loader.exec_module(_guard)
+    guarded_connection, reset_deadline = _guard.guarded_connection, _guard.reset_deadline
 
 
 def main(argv: list[str]) -> int:

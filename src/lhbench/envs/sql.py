@@ -44,7 +44,7 @@ from lhbench.envs.filesystem import ReplayReport
 from lhbench.schema import REPLAY_REFUSED_KEY, StepKind, Trajectory
 
 if TYPE_CHECKING:
-    from lhbench.sandbox import Sandbox
+    from lhbench.sandbox import Sandbox, SandboxSession
 
 __all__ = [
     "SQL_TOOLS",
@@ -333,32 +333,43 @@ class ReplayError(RuntimeError):
     """The replay could not build the state (the dump failed, or the worker did)."""
 
 
-def _replay_sqlite(dump: str, statements: list[str], dest: Path, sandbox: Sandbox) -> ReplayReport:
-    from lhbench.sandbox import Limits, policy_for, run_sandboxed_sync
+_REPLAY_WORKER = Path(__file__).with_name("replay_worker.py")
+
+
+def _replay_sqlite(
+    dump: str,
+    statements: list[str],
+    dest: Path,
+    sandbox: Sandbox,
+    session: SandboxSession | None = None,
+) -> ReplayReport:
+    from lhbench.sandbox import Limits, policy_for, run_sandboxed_sync, sandbox_env
 
     if dest.exists():
         dest.unlink()
     dest.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix="lhbench-replay-") as tmp:
+    limits = Limits(wall_s=120, cpu_s=120, memory_mb=1024, file_mb=512, processes=16)
+    # the replay's inputs beside its output (the run's own directory, which its session
+    # shows), removed after; by path with -S: it imports only the standard library
+    with tempfile.TemporaryDirectory(prefix=".replay-", dir=dest.parent) as tmp:
         dump_file, stmt_file = Path(tmp) / "dump.sql", Path(tmp) / "statements.json"
         dump_file.write_text(dump, encoding="utf-8")
         stmt_file.write_text(json.dumps(statements), encoding="utf-8")
-        policy = policy_for(
-            dest.parent,
-            writable=[dest.parent],
-            readable=[Path(tmp)],
-            limits=Limits(wall_s=120, cpu_s=120, memory_mb=1024, file_mb=512, processes=16),
-        )
         argv = [
             sys.executable,
             "-I",
-            "-m",
-            "lhbench.envs.replay_worker",
+            "-S",
+            str(_REPLAY_WORKER),
             str(dest),
             str(dump_file),
             str(stmt_file),
         ]
-        res = run_sandboxed_sync(sandbox, argv, policy)
+        if session is not None and session.covers([dest.parent, _REPLAY_WORKER]):
+            env = sandbox_env(dest.parent)
+            res = session.run(argv, cwd=dest.parent, env=env, limits=limits, write=[dest.parent])
+        else:
+            policy = policy_for(dest.parent, writable=[dest.parent], limits=limits)
+            res = run_sandboxed_sync(sandbox, argv, policy)
     lines = res.text().strip().splitlines()
     try:
         doc = json.loads(lines[-1]) if lines else {}
@@ -381,6 +392,7 @@ def replay_sql(
     *,
     postgres: PostgresDatabases | None = None,
     sandbox: Sandbox | None = None,
+    session: SandboxSession | None = None,
 ) -> tuple[SqlState, ReplayReport]:
     """A fresh database with the dump loaded and the trajectory's successful statements run.
 
@@ -392,7 +404,7 @@ def replay_sql(
         from lhbench.sandbox import get_sandbox
 
         statements = [stmt for sql in calls for stmt in split_statements(sql)]
-        report = _replay_sqlite(dump, statements, dest, sandbox or get_sandbox())
+        report = _replay_sqlite(dump, statements, dest, sandbox or get_sandbox(), session)
         report.skipped[:0] = refused
         url = f"sqlite:///{dest}"
         return SqlState(url=url, backend="sqlite", path=dest, read_url=url), report

@@ -12,7 +12,9 @@ as hook checks' are.
 A script is pack code: each runs as a fresh process in the sandbox, seeing its task's
 directory and the state read-only, its database through the forwarder, nothing else, with
 time, memory and process limits. A script that patches ``sys.exit``, calls ``os._exit`` or
-hangs affects only itself.
+hangs affects only itself. Given the run's :class:`~lhbench.sandbox.SandboxSession` (one
+sandbox for the run's replay and checks), the script is a fresh process in that sandbox,
+writing nothing a later check could see; otherwise it gets a sandbox of its own.
 """
 
 from __future__ import annotations
@@ -32,10 +34,12 @@ from lhbench.sandbox import (
     Endpoint,
     Limits,
     Sandbox,
+    SandboxSession,
     finished_answer,
     get_sandbox,
     policy_for,
     run_sandboxed_sync,
+    sandbox_env,
     script_argv,
 )
 from lhbench.sandbox.pg_gate import PgAccess
@@ -112,8 +116,9 @@ def run_verify(
     db_url: str | None = None,
     timeout: float = 60,
     sandbox: Sandbox | None = None,
+    session: SandboxSession | None = None,
 ) -> VerifyResult:
-    """Run a verify script against a final state, in the sandbox.
+    """Run a verify script against a final state, in the sandbox (``session``'s when given).
 
     Raises:
         VerifyError: it crashed, timed out, exited with neither 0 nor 1, or its exit code
@@ -129,6 +134,7 @@ def run_verify(
         db_url=db_url,
         timeout=timeout,
         sandbox=sandbox,
+        session=session,
     )
 
 
@@ -139,6 +145,7 @@ def run_state_check(
     db_url: str | None = None,
     timeout: float = 60,
     sandbox: Sandbox | None = None,
+    session: SandboxSession | None = None,
 ) -> VerifyResult:
     """Run a registered state check (``lhbench plugins list``) in the sandbox, as verify runs.
 
@@ -160,6 +167,7 @@ def run_state_check(
         db_url=db_url,
         timeout=timeout,
         sandbox=sandbox,
+        session=session,
     )
 
 
@@ -174,8 +182,8 @@ def _run_check(
     db_url: str | None,
     timeout: float,
     sandbox: Sandbox | None,
+    session: SandboxSession | None = None,
 ) -> VerifyResult:
-    sandbox = sandbox or get_sandbox()
     extra: list[str] = []
     readable = list(readable)
     if root is not None:
@@ -189,16 +197,27 @@ def _run_check(
     if db_url is not None:
         extra += ["--db", db_url]
     args = argv(script, *extra)
-    workdir = root or cwd or Path(tempfile.mkdtemp(prefix="lhbench-check-"))
-    policy = policy_for(
-        workdir,
-        readable=readable,
-        endpoints=endpoints,
-        env={"LHBENCH_IN_SANDBOX": "1"},
-        limits=check_limits(timeout),
-    )
+    limits = check_limits(timeout)
     t0 = time.perf_counter()
-    res = run_sandboxed_sync(sandbox, args, policy)
+    if (
+        session is not None
+        and not endpoints
+        and session.covers([*readable, *([cwd] if cwd else [])])
+    ):
+        # the run's own sandbox: a fresh process there, writing nothing a later check sees
+        workdir = root or cwd or session.policy.cwd
+        env = sandbox_env(workdir, env={"LHBENCH_IN_SANDBOX": "1"})
+        res = session.run(args, cwd=workdir, env=env, limits=limits)
+    else:
+        workdir = root or cwd or Path(tempfile.mkdtemp(prefix="lhbench-check-"))
+        policy = policy_for(
+            workdir,
+            readable=readable,
+            endpoints=endpoints,
+            env={"LHBENCH_IN_SANDBOX": "1"},
+            limits=limits,
+        )
+        res = run_sandboxed_sync(sandbox or get_sandbox(), args, policy)
     seconds = time.perf_counter() - t0
     try:
         answer = finished_answer(what, res, timeout=timeout)

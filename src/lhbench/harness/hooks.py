@@ -15,10 +15,12 @@ from lhbench.sandbox import (
     Finished,
     Limits,
     Sandbox,
+    SandboxSession,
     UnsafeNoSandbox,
     finished_answer,
     policy_for,
     run_sandboxed_sync,
+    sandbox_env,
     script_argv,
 )
 from lhbench.schema import HookSpec
@@ -64,12 +66,14 @@ def run_hooks(
     root: Path,
     *,
     sandbox: Sandbox | None,
+    session: SandboxSession | None = None,
 ) -> list[HookResult]:
     """Run every hook matching ``tool_name``; a crashing check is a failed result, not a crash.
 
     Each check runs as a fresh process in ``sandbox``, seeing its task directory and the
     workspace read-only. ``sandbox=None`` means the caller is already inside one (the CLI
-    hook program): the check then runs directly, under the same limits.
+    hook program): the check then runs directly, under the same limits. ``session``: the
+    run's own sandbox (verification), used where it shows the task directory and workspace.
     """
     out = []
     for h in hooks:
@@ -77,18 +81,20 @@ def run_hooks(
             continue
         script = task_dir / h.check
         argv = script_argv(script, "--root", str(root))
-        policy = policy_for(
-            root,
-            readable=[task_dir, root],
-            env={"LHBENCH_IN_SANDBOX": "1"},
-            limits=Limits(
-                wall_s=h.timeout_s,
-                cpu_s=max(1, int(h.timeout_s)),
-                memory_mb=1024,
-                file_mb=64,
-                processes=32,
-            ),
+        limits = Limits(
+            wall_s=h.timeout_s,
+            cpu_s=max(1, int(h.timeout_s)),
+            memory_mb=1024,
+            file_mb=64,
+            processes=32,
         )
-        res = run_sandboxed_sync(sandbox or UnsafeNoSandbox(), argv, policy)
+        if session is not None and session.covers([task_dir, root]):
+            env = sandbox_env(root, env={"LHBENCH_IN_SANDBOX": "1"})
+            res = session.run(argv, cwd=root, env=env, limits=limits)
+        else:
+            policy = policy_for(
+                root, readable=[task_dir, root], env={"LHBENCH_IN_SANDBOX": "1"}, limits=limits
+            )
+            res = run_sandboxed_sync(sandbox or UnsafeNoSandbox(), argv, policy)
         out.append(_answer(h.check, res, h.timeout_s))
     return out

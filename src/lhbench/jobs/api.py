@@ -7,6 +7,7 @@ needs to print. None of them prints.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 from collections.abc import Sequence
@@ -365,13 +366,16 @@ async def _verify_pack(
                 progress=progress,
                 states=env.states(store, pack, ctx),
             )
-    return await _run(
-        VerifyJob(store, done, states),
-        progress,
-        "verifying",
-        concurrency=4,
-        retry_errors=retry_errors,
-    )
+    try:
+        return await _run(
+            VerifyJob(store, done, states),
+            progress,
+            "verifying",
+            concurrency=4,
+            retry_errors=retry_errors,
+        )
+    finally:
+        await asyncio.to_thread(states.close)  # the runs' sandboxes
 
 
 async def verify_runs(

@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from lhbench.jobs.packs import LoadedPack
     from lhbench.jobs.states import RunState
     from lhbench.plugins import StateCheck
-    from lhbench.sandbox import Sandbox
+    from lhbench.sandbox import Sandbox, SandboxSession
     from lhbench.schema import EnvironmentKind, FailureKind, Label, Run, Task
     from lhbench.store import Store
 
@@ -51,6 +51,7 @@ __all__ = [
     "VerifyScript",
     "plan_checks",
     "task_check",
+    "uses_session",
 ]
 
 
@@ -99,6 +100,8 @@ class CheckContext:
     workdir: Path
     sandbox: Sandbox
     timeout_s: float = 60.0
+    #: the run's own long-lived sandbox (see :func:`uses_session`), None where none works
+    session: SandboxSession | None = None
 
     def require_store(self) -> Store:
         """The store, for a check that stores grades or artifacts (it runs with the job)."""
@@ -114,7 +117,9 @@ class TaskCheck(Protocol):
     ``run`` returns the check's label, undecided with the reason when it cannot decide;
     it raises :class:`~lhbench.errors.InfrastructureError` when what it needs is missing
     here (the job stores a retryable label). ``needs_store``: the check stores grades or
-    artifacts itself, so it runs where the job runs, never on a Ray worker.
+    artifacts itself, so it runs where the job runs, never on a Ray worker. A kind that
+    runs its check as a sandboxed process may say ``uses_session = True``: the job then
+    gives it the run's own long-lived sandbox in ``ctx.session`` (see :func:`uses_session`).
     """
 
     name: str
@@ -143,6 +148,7 @@ class VerifyScript:
     version = __version__
     description = "the task's verify script, in the sandbox, on the run's final state"
     needs_store = False
+    uses_session = True
 
     def plan(self, pack: LoadedPack, task: Task) -> list[Check]:
         """The script, when the task has one on disk."""
@@ -168,6 +174,7 @@ class VerifyScript:
                 db_url=state.ref.db_url,
                 timeout=ctx.timeout_s,
                 sandbox=ctx.sandbox,
+                session=ctx.session,
             )
         except VerifyError as exc:
             return check.label(run, None, "", str(exc))
@@ -181,6 +188,7 @@ class HookChecks:
     version = __version__
     description = "the task's hook check scripts, in the sandbox, on the run's final state"
     needs_store = False
+    uses_session = True
 
     def plan(self, pack: LoadedPack, task: Task) -> list[Check]:
         """One check per distinct hook script on disk."""
@@ -209,7 +217,9 @@ class HookChecks:
         if root is None:
             return check.label(run, None, "", "hook checks need a directory state")
         spec = HookSpec(after_tool="*", check=check.target.name, timeout_s=ctx.timeout_s)
-        [res] = run_hooks([spec], "*", check.target.parent, root, sandbox=ctx.sandbox)
+        [res] = run_hooks(
+            [spec], "*", check.target.parent, root, sandbox=ctx.sandbox, session=ctx.session
+        )
         if res.error is not None:
             return check.label(run, None, "", res.error)
         return check.label(run, res.ok, res.diagnosis, None)
@@ -222,6 +232,7 @@ class StateCheckRunner:
     """
 
     needs_store = False
+    uses_session = True
 
     def __init__(self, name: str, check: StateCheck | None) -> None:
         self.name = name
@@ -250,6 +261,7 @@ class StateCheckRunner:
                 db_url=state.ref.db_url,
                 timeout=ctx.timeout_s,
                 sandbox=ctx.sandbox,
+                session=ctx.session,
             )
         except VerifyError as exc:
             return check.label(run, None, "", str(exc))
@@ -411,6 +423,11 @@ class ContentChecks:
 
 #: the built-in checks, registered by entry point (``lhbench.checks``) as a plugin's are
 BUILTIN_CHECKS: list[TaskCheck] = [VerifyScript(), HookChecks(), FigmaChecks(), ContentChecks()]
+
+
+def uses_session(kind: TaskCheck) -> bool:
+    """Whether ``kind`` runs its checks in the run's long-lived sandbox (default: no)."""
+    return bool(getattr(kind, "uses_session", False))
 
 
 def task_check(name: str) -> TaskCheck:

@@ -12,8 +12,11 @@ in SQLite or, with a :class:`~lhbench.envs.PostgresDatabases`, in PostgreSQL.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import json
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,7 +24,15 @@ from lhbench.envs import PostgresDatabases, replay_filesystem, replay_sql
 from lhbench.harness.workspace import SQL_STATE_FILE
 from lhbench.jobs.packs import LoadedPack
 from lhbench.judges import StateRef
-from lhbench.sandbox import Sandbox, get_sandbox
+from lhbench.sandbox import (
+    Limits,
+    Sandbox,
+    SandboxPolicy,
+    SandboxSession,
+    get_sandbox,
+    policy_for,
+    session_support,
+)
 from lhbench.schema import EnvironmentKind, Run, Task, Trajectory
 from lhbench.store import Store
 
@@ -90,6 +101,65 @@ class StateProvider:
         self.postgres = postgres
         self.sandbox = sandbox or get_sandbox()
         self._made: dict[str, asyncio.Task[RunState]] = {}
+        # one sandbox per run for its replay and checks (never shared by two runs), the
+        # most recently used kept open
+        self.max_sessions = 8
+        self._sessions: OrderedDict[str, SandboxSession] = OrderedDict()
+        self._sessions_lock = threading.Lock()
+
+    def session(self, run: Run) -> SandboxSession | None:
+        """The run's own sandbox for its replay and checks (started on first use).
+
+        None where each command gets a sandbox of its own: no worker here
+        (:func:`~lhbench.sandbox.session_support`), a task not in the pack, or a state in
+        PostgreSQL (its checks reach it through a gate made per command).
+        """
+        with self._sessions_lock:
+            made = self._sessions.get(run.id)
+            if made is not None and not made.closed:
+                self._sessions.move_to_end(run.id)
+                return made
+            task = self.task(run)
+            if task is None or session_support(self.sandbox) is not None:
+                return None
+            if self.postgres is not None and task_kind(self.pack, task) == EnvironmentKind.SQL:
+                return None
+            base = self.workdir / run.id
+            base.mkdir(parents=True, exist_ok=True)
+            readable = [p for p in (self.pack.task_dir(task.id), kept_workspace(run)) if p]
+
+            def policy() -> SandboxPolicy:
+                return policy_for(
+                    base,
+                    writable=[base],
+                    readable=readable,
+                    env={"LHBENCH_IN_SANDBOX": "1"},
+                    limits=Limits(memory_mb=1024, processes=32),
+                    name=f"run {run.id}",
+                )
+
+            made = SandboxSession(self.sandbox, policy).start()
+            self._sessions[run.id] = made
+            while len(self._sessions) > self.max_sessions:
+                _, old = self._sessions.popitem(last=False)
+                # closing waits for a command in flight: not on this thread
+                threading.Thread(target=old.close, daemon=True).start()
+            return made
+
+    def end_session(self, run_id: str) -> None:
+        """Close a run's sandbox (its checks are done)."""
+        with self._sessions_lock:
+            made = self._sessions.pop(run_id, None)
+        if made is not None:
+            made.close()
+
+    def close(self) -> None:
+        """Close every run's sandbox."""
+        with self._sessions_lock:
+            made, self._sessions = list(self._sessions.values()), OrderedDict()
+        for s in made:
+            with contextlib.suppress(Exception):
+                s.close()
 
     def task(self, run: Run) -> Task | None:
         """The run's task in the pack's current content."""
@@ -141,7 +211,12 @@ class StateProvider:
         if kind == EnvironmentKind.SQL:
             dump = (task_dir / (env.database or "seed.sql")).read_text(encoding="utf-8")
             state, report = replay_sql(
-                dump, traj, base / "state.db", postgres=self.postgres, sandbox=self.sandbox
+                dump,
+                traj,
+                base / "state.db",
+                postgres=self.postgres,
+                sandbox=self.sandbox,
+                session=None if self.postgres is not None else self.session(run),
             )
             return RunState(
                 StateRef(sid, None, state.reader, traj_file), kind, True, tuple(report.skipped)

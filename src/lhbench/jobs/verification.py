@@ -12,6 +12,8 @@ a state the run never left decides nothing.
 
 from __future__ import annotations
 
+import asyncio
+import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,7 +21,7 @@ from typing import TYPE_CHECKING
 
 from lhbench.envs import ReplayError
 from lhbench.errors import ConfigError, InfrastructureError
-from lhbench.jobs.checks import Check, CheckContext, TaskCheck, plan_checks
+from lhbench.jobs.checks import Check, CheckContext, TaskCheck, plan_checks, uses_session
 from lhbench.jobs.packs import LoadedPack
 from lhbench.jobs.runner import Assessment, Unit
 from lhbench.jobs.states import StateProvider
@@ -88,6 +90,10 @@ class VerifyJob:
         self.states = states
         self.timeout_s = timeout_s
         self.environment = environment
+        # units of each run still to check: its sandbox closes after the last one, and
+        # the next run's is built while this one's checks run
+        self._left: dict[str, int] = {}
+        self._next: dict[str, Run] = {}
 
     @property
     def store(self) -> Store:
@@ -113,6 +119,12 @@ class VerifyJob:
             for kind, check in planned[task.id]:
                 key = label_key(run.id, check.source, check.check_hash)
                 out.append(Unit(key, f"{run.id} · {check.source}", _CheckUnit(run, check, kind)))
+        self._left = {}
+        for u in out:
+            self._left[u.payload.run.id] = self._left.get(u.payload.run.id, 0) + 1
+        order = list(dict.fromkeys(u.payload.run.id for u in out))
+        by_id = {u.payload.run.id: u.payload.run for u in out}
+        self._next = {a: by_id[b] for a, b in itertools.pairwise(order)}
         return out
 
     def stored(self, keys: Sequence[str]) -> Mapping[str, ResultState]:
@@ -135,8 +147,29 @@ class VerifyJob:
         return out
 
     async def run(self, unit: Unit[_CheckUnit]) -> Label:
-        """Run one check on the run's final state, through its registry entry."""
-        run, check = unit.payload.run, unit.payload.check
+        """Run one check on the run's final state, through its registry entry.
+
+        A check run as a sandboxed process (``uses_session``) runs in the run's own
+        sandbox, where one works; the sandbox closes after the run's last check.
+        """
+        try:
+            return await self._run(unit.payload)
+        finally:
+            run = unit.payload.run
+            left = self._left.get(run.id, 1) - 1
+            self._left[run.id] = left
+            if left <= 0:
+                await asyncio.to_thread(self.states.end_session, run.id)
+
+    async def _run(self, unit: _CheckUnit) -> Label:
+        run, check = unit.run, unit.check
+        session = None
+        if uses_session(unit.kind):
+            # the sandbox is built while the state is made; the next run's while this one checks
+            session = await asyncio.to_thread(self.states.session, run)
+            following = self._next.get(run.id)
+            if following is not None and self._left.get(following.id, 0) > 0:
+                await asyncio.to_thread(self.states.session, following)
         try:
             state = await self.states.get(run)
         except (LookupError, OSError, ValueError, ReplayError) as exc:
@@ -157,9 +190,10 @@ class VerifyJob:
             self.states.workdir,
             self.states.sandbox,
             self.timeout_s,
+            session,
         )
         try:
-            return await unit.payload.kind.run(check, run, state, ctx)
+            return await unit.kind.run(check, run, state, ctx)
         except InfrastructureError as exc:
             # what the check needs is missing here (a package, a browser, the sandbox):
             # no label, retried by the next run of the command, counted as infrastructure
@@ -226,9 +260,12 @@ async def check_on_node(
     if run.status in (RunStatus.RUNNING, RunStatus.PENDING):
         return []
     provider = StateProvider(None, pack, workdir, sandbox=sandbox)
-    await provider.get(run, trajectory)  # made from the trajectory in hand, then shared
-    job = VerifyJob(None, [run], provider, timeout_s=timeout_s)
-    return [await job.run(u) for u in job.plan() if not u.payload.kind.needs_store]
+    try:
+        await provider.get(run, trajectory)  # made from the trajectory in hand, then shared
+        job = VerifyJob(None, [run], provider, timeout_s=timeout_s)
+        return [await job.run(u) for u in job.plan() if not u.payload.kind.needs_store]
+    finally:
+        await asyncio.to_thread(provider.close)
 
 
 def _first(error: str | None) -> str:

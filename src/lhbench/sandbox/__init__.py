@@ -36,10 +36,12 @@ from lhbench.sandbox.policy import (
     lhbench_paths,
     policy_for,
     private_paths,
+    sandbox_env,
     script_argv,
     system_mounts,
 )
 from lhbench.sandbox.select import BACKENDS, UnsafeNoSandbox, get_sandbox
+from lhbench.sandbox.session import SandboxSession, open_session, session_support
 
 __all__ = [
     "BACKENDS",
@@ -62,17 +64,21 @@ __all__ = [
     "Prepared",
     "Sandbox",
     "SandboxPolicy",
+    "SandboxSession",
     "SandboxUnavailable",
     "UnsafeNoSandbox",
     "cgroup_support",
     "finished_answer",
     "get_sandbox",
     "lhbench_paths",
+    "open_session",
     "policy_for",
     "private_paths",
     "read_check_answer",
     "run_sandboxed",
     "run_sandboxed_sync",
+    "sandbox_env",
     "script_argv",
+    "session_support",
     "system_mounts",
 ]

@@ -16,7 +16,7 @@ import signal
 import subprocess
 import tempfile
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO, Protocol
@@ -139,6 +139,7 @@ class Finished:
     timed_out: bool
     backend: str
     disk_limit: DiskLimitExceeded | None = None  # stopped for writing past its disk limit
+    usage: Mapping[str, float] | None = None  # CPU seconds and peak memory, where reported
 
     def text(self, which: str = "stdout") -> str:
         """Decoded output."""

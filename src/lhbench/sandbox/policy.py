@@ -28,6 +28,7 @@ __all__ = [
     "lhbench_paths",
     "policy_for",
     "private_paths",
+    "sandbox_env",
     "script_argv",
     "system_mounts",
 ]
@@ -227,6 +228,27 @@ def system_mounts() -> list[Mount]:
     return out
 
 
+def sandbox_env(
+    cwd: Path, *, home: Path | None = None, env: Mapping[str, str] | None = None
+) -> dict[str, str]:
+    """A sandboxed process's environment: :data:`ENV_ALLOW` from ours, a fixed PATH, then ``env``.
+
+    ``HOME`` is ``home`` or ``cwd``, ``TMPDIR`` is ``/tmp``.
+    """
+    built = {k: os.environ[k] for k in ENV_ALLOW if k in os.environ}
+    python_bin = str(Path(sys.executable).parent)
+    built.update(
+        {
+            "PATH": f"{python_bin}:{SANDBOX_PATH}",
+            "HOME": str(Path(home).absolute() if home else Path(cwd).absolute()),
+            "TMPDIR": "/tmp",
+            "PYTHONDONTWRITEBYTECODE": "1",
+        }
+    )
+    built.update(env or {})
+    return built
+
+
 def policy_for(
     cwd: Path,
     *,
@@ -248,17 +270,7 @@ def policy_for(
     then ``env``.
     """
     cwd = Path(cwd).absolute()
-    built = {k: os.environ[k] for k in ENV_ALLOW if k in os.environ}
-    python_bin = str(Path(sys.executable).parent)
-    built.update(
-        {
-            "PATH": f"{python_bin}:{SANDBOX_PATH}",
-            "HOME": str(Path(home).absolute() if home else cwd),
-            "TMPDIR": "/tmp",
-            "PYTHONDONTWRITEBYTECODE": "1",
-        }
-    )
-    built.update(env or {})
+    built = sandbox_env(cwd, home=home, env=env)
     own = [Mount(Path(p).absolute()) for p in readable]
     own += [Mount(Path(p).absolute(), writable=True) for p in writable]
     if not any(cwd.is_relative_to(m.at) for m in own):

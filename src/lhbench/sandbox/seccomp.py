@@ -18,7 +18,7 @@ import errno
 import os
 import struct
 
-__all__ = ["DENIED", "seccomp_program"]
+__all__ = ["DENIED", "IPC_DENIED", "ipc_program", "seccomp_program"]
 
 # name -> number, per architecture (from the kernel's syscall tables)
 _X86_64 = {
@@ -178,3 +178,34 @@ def seccomp_program(machine: str | None = None) -> bytes | None:
         struct.pack("=HBBI", code, off(jt, i), off(jf, i), k)
         for i, (code, jt, jf, k) in enumerate(real)
     )
+
+
+# System V and POSIX IPC objects live in the sandbox's IPC namespace, not in a process:
+# in a sandbox that runs many commands (lhbench.sandbox.session), one command's shared
+# memory, semaphores or message queues would still be there for the next. Each command
+# there runs under this filter too: creating (or opening) one answers EPERM.
+_IPC = {
+    "x86_64": {"shmget": 29, "semget": 64, "msgget": 68, "mq_open": 240},
+    "aarch64": {"shmget": 194, "semget": 190, "msgget": 186, "mq_open": 180},
+}
+IPC_DENIED = ("shmget", "semget", "msgget", "mq_open")
+
+
+def ipc_program(machine: str | None = None) -> bytes | None:
+    """A filter refusing :data:`IPC_DENIED` (None on an unknown architecture)."""
+    machine = machine or os.uname().machine
+    arch, table = _ARCHES.get(machine), _IPC.get(machine)
+    if arch is None or table is None:
+        return None
+    audit_arch = arch[0]
+    numbers = sorted(table.values())
+    prog = [
+        (_LD_W_ABS, 0, 0, 4),
+        (_JEQ_K, 0, len(numbers) + 1, audit_arch),  # another ABI: the outer filter kills it
+        (_LD_W_ABS, 0, 0, 0),
+    ]
+    for i, nr in enumerate(numbers):
+        prog.append((_JEQ_K, len(numbers) - i, 0, nr))
+    prog.append((_RET_K, 0, 0, _RET_ALLOW))
+    prog.append((_RET_K, 0, 0, _RET_ERRNO | errno.EPERM))
+    return b"".join(struct.pack("=HBBI", code, jt, jf, k) for code, jt, jf, k in prog)

@@ -1,0 +1,319 @@
+"""The worker inside a long-lived sandbox: it starts each command of one unit of work.
+
+    python -I -S /path/to/lhbench/sandbox/worker.py FD
+
+Started once per unit (a run's replay and checks) as the sandboxed command, it reads
+requests from the host on the Unix socket ``FD`` (one JSON object per message, with the
+command's stdout, stderr and stdin as file descriptors alongside) and, for each, forks and
+executes the command and answers when it has ended. Standard library only, run by path
+with ``-S``: it imports nothing of lhbench, so it starts in the time of a bare interpreter.
+
+What each command gets, on top of the sandbox the worker lives in:
+
+- its own session and process group, its resource limits (CPU time, file size, open files,
+  address space), and its wall-clock limit (then its group, and everything else, is killed);
+- a Landlock domain of its own: it may write only its own scratch directory (its
+  ``TMPDIR``, removed after it) and the paths its request names (a replay's output), and
+  cannot signal, trace or read the file descriptors of the worker or of anything outside
+  its domain;
+- a seccomp filter refusing System V and POSIX IPC objects (they would outlive it);
+- after it ends, every process left in the sandbox except the worker is killed and
+  reaped (the worker is the sandbox's child subreaper: nothing escapes to another parent).
+
+Replies carry the request's id, which the host drew at random and never gives to the
+command: a command that reached the socket still could not answer for another request.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import json
+import os
+import resource
+import select
+import shutil
+import signal
+import socket
+import struct
+import sys
+import time
+from typing import Any
+
+__all__ = ["landlock_abi", "main"]
+
+_PR_SET_NO_NEW_PRIVS = 38
+_PR_SET_DUMPABLE = 4
+_PR_SET_CHILD_SUBREAPER = 36
+_PR_SET_PDEATHSIG = 1
+_PR_SET_SECCOMP = 22
+_SECCOMP_MODE_FILTER = 2
+
+# landlock: syscall numbers (the same on every architecture), access rights by ABI version
+_LL_CREATE, _LL_ADD_RULE, _LL_RESTRICT = 444, 445, 446
+_LL_VERSION = 1
+_LL_RULE_PATH_BENEATH = 1
+_WRITE_FILE = 1 << 1
+_READ_FILE = 1 << 2
+_FILE_RIGHTS_ABI1 = (1 << 0) | _WRITE_FILE | _READ_FILE  # execute, write, read
+_DIR_WRITES_ABI1 = sum(1 << i for i in (4, 5, 6, 7, 8, 9, 10, 11, 12))  # remove_*, make_*
+_REFER = 1 << 13  # ABI 2
+_TRUNCATE = 1 << 14  # ABI 3
+_SCOPE_ABSTRACT_UNIX = 1 << 0  # ABI 6
+_SCOPE_SIGNAL = 1 << 1  # ABI 6
+
+MAX_REQUEST = 1 << 20
+SCRATCH_ROOT = "/tmp/.lhbench-worker"
+
+_libc = ctypes.CDLL(None, use_errno=True)
+_libc.syscall.restype = ctypes.c_long
+
+
+def landlock_abi() -> int:
+    """The kernel's Landlock ABI version (0: none)."""
+    r = _libc.syscall(_LL_CREATE, None, ctypes.c_size_t(0), ctypes.c_uint32(_LL_VERSION))
+    return int(r) if r > 0 else 0
+
+
+def _landlock(abi: int, writable: list[str]) -> None:
+    """Restrict this process (and what it starts) to writing only under ``writable``."""
+    handled = _WRITE_FILE | _DIR_WRITES_ABI1
+    if abi >= 2:
+        handled |= _REFER
+    if abi >= 3:
+        handled |= _TRUNCATE
+    if abi >= 6:
+        attr = struct.pack("=QQQ", handled, 0, _SCOPE_ABSTRACT_UNIX | _SCOPE_SIGNAL)
+    else:
+        attr = struct.pack("=Q", handled)
+    buf = ctypes.create_string_buffer(attr, len(attr))
+    fd = _libc.syscall(_LL_CREATE, buf, ctypes.c_size_t(len(attr)), ctypes.c_uint32(0))
+    if fd < 0:
+        raise OSError(ctypes.get_errno(), "landlock_create_ruleset")
+    try:
+        rules = [(p, handled) for p in writable]
+        # the character devices programs write to (/dev/null above all)
+        rules += [
+            (f"/dev/{d}", _WRITE_FILE | (handled & _TRUNCATE)) for d in ("null", "zero", "full")
+        ]
+        for path, rights in rules:
+            try:
+                pfd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+            except OSError:
+                continue
+            try:
+                if not os.path.isdir(path):
+                    rights &= _WRITE_FILE | _TRUNCATE | _FILE_RIGHTS_ABI1
+                rule = ctypes.create_string_buffer(struct.pack("=Qi", rights, pfd), 12)
+                if _libc.syscall(_LL_ADD_RULE, fd, _LL_RULE_PATH_BENEATH, rule, 0) < 0:
+                    raise OSError(ctypes.get_errno(), f"landlock_add_rule {path}")
+            finally:
+                os.close(pfd)
+        if _libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0:
+            raise OSError(ctypes.get_errno(), "no_new_privs")
+        if _libc.syscall(_LL_RESTRICT, fd, 0) < 0:
+            raise OSError(ctypes.get_errno(), "landlock_restrict_self")
+    finally:
+        os.close(fd)
+
+
+class _SockFprog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+
+def _seccomp(program: bytes) -> None:
+    buf = ctypes.create_string_buffer(program, len(program))
+    prog = _SockFprog(len(program) // 8, ctypes.cast(buf, ctypes.c_void_p))
+    if _libc.prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, ctypes.byref(prog), 0, 0) < 0:
+        raise OSError(ctypes.get_errno(), "seccomp")
+
+
+_RLIMITS = {
+    "cpu": resource.RLIMIT_CPU,
+    "fsize": resource.RLIMIT_FSIZE,
+    "nofile": resource.RLIMIT_NOFILE,
+    "as": resource.RLIMIT_AS,
+    "core": resource.RLIMIT_CORE,
+}
+
+
+def _child(req: dict[str, Any], fds: list[int], scratch: str, abi: int, seccomp: bytes) -> None:
+    """In the forked child: become the command (never returns)."""
+    try:
+        os.setsid()
+        for target, fd in enumerate(fds[:3]):
+            os.dup2(fd, target)
+        os.closerange(3, 1 << 16)
+        signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+        for name, value in (req.get("rlimits") or {}).items():
+            _, hard = resource.getrlimit(_RLIMITS[name])
+            value = int(value) if hard == resource.RLIM_INFINITY else min(int(value), hard)
+            resource.setrlimit(_RLIMITS[name], (value, value))
+        os.chdir(req["cwd"])
+        _landlock(abi, [scratch, *req.get("write", [])])
+        if seccomp:
+            _seccomp(seccomp)
+        env = dict(req.get("env") or {})
+        env["TMPDIR"] = scratch
+        os.execvpe(req["argv"][0], req["argv"], env)
+    except BaseException as exc:  # whatever failed, the child must not return
+        with contextlib.suppress(Exception):
+            os.write(2, f"lhbench sandbox worker: cannot start the command: {exc}\n".encode())
+        os._exit(127)
+
+
+def _ancestors() -> set[int]:
+    out, pid = set(), os.getpid()
+    while pid > 1:
+        out.add(pid)
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as f:
+                pid = int(f.read().rsplit(b")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            break
+    out.add(1)
+    return out
+
+
+def _others(keep: set[int]) -> list[int]:
+    return [int(p) for p in os.listdir("/proc") if p.isdigit() and int(p) not in keep]
+
+
+def _reap() -> None:
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+
+
+def _sweep(keep: set[int]) -> int:
+    """Kill and reap every process of the sandbox but ours; how many were left over."""
+    killed: set[int] = set()
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        left = _others(keep)
+        if not left:
+            break
+        for pid in left:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+                killed.add(pid)
+        _reap()
+        time.sleep(0.001)
+    _reap()
+    return len(killed)
+
+
+def _clear(path: str) -> None:
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def _run(
+    sock: socket.socket,
+    req: dict[str, Any],
+    fds: list[int],
+    n: int,
+    abi: int,
+    seccomp: bytes,
+    keep: set[int],
+) -> dict[str, Any]:
+    scratch = f"{SCRATCH_ROOT}/{n}"
+    os.makedirs(scratch, mode=0o700)
+    started = time.monotonic()
+    pid = os.fork()
+    if pid == 0:
+        sock.close()
+        _child(req, fds, scratch, abi, seccomp)
+    for fd in fds:
+        os.close(fd)
+    pidfd = os.pidfd_open(pid)
+    timeout = req.get("timeout")
+    deadline = None if timeout is None else started + float(timeout)
+    timed_out = cancelled = False
+    status = usage = None
+    try:
+        while status is None:
+            wait = None if deadline is None else max(0.0, deadline - time.monotonic())
+            ready, _, _ = select.select([pidfd, sock.fileno()], [], [], wait)
+            if pidfd in ready:
+                _, status, usage = os.wait4(pid, 0)
+            elif sock.fileno() in ready:
+                msg = sock.recv(MAX_REQUEST)
+                if not msg or json.loads(msg).get("cancel") == req["id"]:
+                    cancelled = True
+                    with contextlib.suppress(OSError):
+                        os.killpg(pid, signal.SIGKILL)
+                if not msg:
+                    _, status, usage = os.wait4(pid, 0)
+            else:
+                timed_out = True
+                with contextlib.suppress(OSError):
+                    os.killpg(pid, signal.SIGKILL)
+    finally:
+        os.close(pidfd)
+    left = _sweep(keep)
+    _clear(scratch)
+    code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else -os.WTERMSIG(status)
+    return {
+        "id": req["id"],
+        "returncode": None if (timed_out or cancelled) else code,
+        "signal": os.WTERMSIG(status) if os.WIFSIGNALED(status) else None,
+        "timed_out": timed_out,
+        "cancelled": cancelled,
+        "left_over": left,
+        "seconds": time.monotonic() - started,
+        "usage": {
+            "user_s": usage.ru_utime if usage else 0.0,
+            "system_s": usage.ru_stime if usage else 0.0,
+            "max_rss_kb": usage.ru_maxrss if usage else 0,
+        },
+    }
+
+
+def main(argv: list[str]) -> int:
+    """Serve requests on the socket ``argv[0]`` until the host closes it."""
+    sock = socket.socket(fileno=int(argv[0]))
+    os.set_inheritable(sock.fileno(), False)
+    seccomp = bytes.fromhex(argv[1]) if len(argv) > 1 else b""
+    # nothing in the sandbox may read this process's file descriptors or memory
+    _libc.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)
+    # every orphan of a command becomes our child: it is found, killed and reaped here
+    _libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    abi = landlock_abi()
+    keep = _ancestors()
+    os.makedirs(SCRATCH_ROOT, mode=0o700, exist_ok=True)
+    sock.send(json.dumps({"ready": True, "landlock": abi, "pid": os.getpid()}).encode())
+    if abi < 1:
+        return 3
+    n = 0
+    while True:
+        try:
+            msg, fds, _flags, _addr = socket.recv_fds(sock, MAX_REQUEST, 3)
+        except OSError:
+            return 0
+        if not msg:
+            return 0
+        try:
+            req = json.loads(msg)
+        except ValueError:
+            for fd in fds:
+                os.close(fd)
+            continue
+        if "argv" not in req:  # a late cancel of a command that has already ended
+            for fd in fds:
+                os.close(fd)
+            continue
+        n += 1
+        try:
+            reply = _run(sock, req, fds, n, abi, seccomp, keep)
+        except Exception as exc:  # the host hears of it; the worker goes on
+            _sweep(keep)
+            reply = {"id": req.get("id"), "error": f"{type(exc).__name__}: {exc}"}
+        sock.send(json.dumps(reply).encode())
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
