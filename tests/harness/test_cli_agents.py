@@ -1,5 +1,6 @@
 """The real CLIs, installed from the npm registry, run a task end to end against the stub."""
 
+import fcntl
 import json
 import os
 import subprocess
@@ -167,6 +168,14 @@ def busy_cpus() -> Iterator[None]:
             p.wait()
 
 
+def _installed(harness: str) -> Path:
+    """The CLI, installed once into CACHE; parallel workers (pytest -n) wait for each other."""
+    CACHE.mkdir(parents=True, exist_ok=True)
+    with (CACHE / f"{harness}.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return install_cli(CLI_AGENTS[harness], CACHE / harness)
+
+
 @pytest.mark.parametrize(
     ("harness", "loaded"),
     [("claude-code", False), ("codex", False), ("gemini-cli", False), ("codex", True)],
@@ -181,7 +190,7 @@ def test_cli_two_turns_in_the_sandbox(
     Codex's own 10 s default); the pack's ``startup_timeout_s`` lets the tools arrive.
     """
     script, model_ref, expected_calls = CASES[harness]
-    binary = install_cli(CLI_AGENTS[harness], CACHE / harness)
+    binary = _installed(harness)
     pack = write_harness_pack(
         tmp_path / "pack", mcp=True, turns=TURNS, mcp_delay_s=SLOW_START_S if loaded else 0.0
     )
