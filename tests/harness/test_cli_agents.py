@@ -3,6 +3,7 @@
 import fcntl
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -168,6 +169,18 @@ def busy_cpus() -> Iterator[None]:
             p.wait()
 
 
+@pytest.fixture
+def short_tmp() -> Iterator[Path]:
+    """An empty directory with a short path: the Unix sockets made under it fit their 107
+    bytes, which a worker's tmp_path (``/tmp/pytest-of-root/pytest-N/popen-gw0/...``) may not.
+    """
+    path = Path(tempfile.mkdtemp(prefix="lhb-", dir="/tmp"))
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
+
+
 def _installed(harness: str) -> Path:
     """The CLI, installed once into CACHE; parallel workers (pytest -n) wait for each other."""
     CACHE.mkdir(parents=True, exist_ok=True)
@@ -182,7 +195,11 @@ def _installed(harness: str) -> Path:
     ids=["claude-code", "codex", "gemini-cli", "codex-cpu-busy"],
 )
 def test_cli_two_turns_in_the_sandbox(
-    tmp_path: Path, harness: str, loaded: bool, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path,
+    short_tmp: Path,
+    harness: str,
+    loaded: bool,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """The CLI plays both turns inside the sandbox, resuming its own session for the second.
 
@@ -199,8 +216,7 @@ def test_cli_two_turns_in_the_sandbox(
     monkeypatch.setenv("LHBENCH_CANARY_TOKEN", "canary-5f1e")
     # lhbench's own temporary files (env files, sockets, private homes) go to a directory
     # of this test's: after the run it must be empty, whatever else runs on the machine
-    host_tmp = tmp_path / "host-tmp"
-    host_tmp.mkdir()
+    host_tmp = short_tmp
     monkeypatch.setenv("TMPDIR", str(host_tmp))
     monkeypatch.setattr(tempfile, "tempdir", str(host_tmp))
     home_before = _mtimes()
