@@ -45,7 +45,7 @@ class Item:
         self.task = pack.pack.task(run.task_id)
         self.task_dir = pack.task_dir(run.task_id)
         self.kind = task_kind(pack, self.task)
-        [self.check] = [c for c in task_checks(self.task, self.task_dir) if not c.hook]
+        [self.check] = [c for c in task_checks(pack, self.task) if c.kind == "verify"]
 
 
 def load_items(store: Store, home: Path) -> list[Item]:
@@ -57,7 +57,7 @@ def load_items(store: Store, home: Path) -> list[Item]:
 def replay_one(it: Item, work: Path, pg: PostgresDatabases | None, store: Store) -> None:
     provider = StateProvider(store, it.pack, work, postgres=pg)
     state = provider._make(it.run, None)
-    run_verify(it.check.script, root=state.ref.root, db_url=state.ref.db_url)
+    run_verify(it.check.target, root=state.ref.root, db_url=state.ref.db_url)
 
 
 def pct(values: list[float], q: float) -> float:

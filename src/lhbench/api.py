@@ -150,11 +150,15 @@ def grade(
     retry_errors: bool = False,
     store: Store | None = None,
     settings: Settings | None = None,
+    executor: str = "local",
+    ray_address: str | None = None,
 ) -> list[Grade] | list[PreferenceVote]:
     """Grade a pack's stored runs with a judge panel (as ``lhbench judge``).
 
     Returns the grades of the graded runs on that rubric and tier (stored ones included),
     or with ``pairwise`` the pairwise judges' votes. ``panel`` defaults to ``judge_panel``.
+    ``executor="ray"`` makes the rubric grades on Ray workers (``ray_address``: an existing
+    cluster); they are stored here.
     """
     from lhbench.jobs import grade_runs
 
@@ -172,6 +176,8 @@ def grade(
                 repeats=repeats,
                 retry_errors=retry_errors,
                 pairwise=pairwise,
+                executor=executor,
+                ray_address=ray_address,
             )
         )
         ids = {r.id for r in out.runs}

@@ -8,7 +8,7 @@ groups; lhbench's own formats and harnesses are registered the same way (see
     acme-log = "acme_lhbench:ACME_LOG"        # a TranscriptReader (or an ingest Format)
 
     [project.entry-points."lhbench.checks"]
-    acme-readme = "acme_lhbench:README_CHECK" # a StateCheck
+    acme-readme = "acme_lhbench:README_CHECK" # a StateCheck (or a jobs.checks.TaskCheck)
 
     [project.entry-points."lhbench.harnesses"]
     acme-cli = "acme_lhbench:ACME_CLI"        # a harness.cli_agents.CliAgent
@@ -21,7 +21,10 @@ plugin can never replace one: a clash, a plugin that fails to import, or an obje
 the wrong kind is recorded against the plugin (``lhbench plugins list`` shows it) and
 lhbench goes on without it.
 
-A state check runs where verify scripts run, in the sandbox:
+The checks group holds lhbench's own checks too (the verify script, hook checks, the
+Figma and content checks: :mod:`lhbench.jobs.checks`, each a ``TaskCheck`` the verify job
+plans per task and runs). A plugin's check is either such a ``TaskCheck`` or, simpler, a
+:class:`StateCheck`, which runs where verify scripts run, in the sandbox:
 ``python -m lhbench.plugins check NAME --root DIR [--db URL]`` loads the check there,
 calls it on the run's final state and answers with verify's protocol (exit 0 pass, 1
 fail, the last stdout line a JSON ``{"passed", "detail"}``). A task asks for checks by
@@ -48,6 +51,7 @@ __all__ = [
     "GROUPS",
     "CheckResult",
     "PluginInfo",
+    "RegisteredCheck",
     "Registry",
     "StateCheck",
     "TranscriptReader",
@@ -71,6 +75,15 @@ class CheckResult:
 
     passed: bool
     detail: str = ""
+
+
+@runtime_checkable
+class RegisteredCheck(Protocol):
+    """What every entry of the checks registry has (a StateCheck, or a jobs TaskCheck)."""
+
+    name: str
+    version: str
+    description: str
 
 
 @runtime_checkable
@@ -245,27 +258,43 @@ def adapter(kind: type, what: str) -> Callable[[Any], list[Any]]:
     return adapt
 
 
-def _check_name(check: StateCheck) -> str:
+def _check_name(check: RegisteredCheck) -> str:
     name = getattr(check, "name", None)
     if not isinstance(name, str) or not name:
-        raise TypeError("a state check needs a non-empty str name")
+        raise TypeError("a check needs a non-empty str name")
     return name
 
 
-def _no_builtin_checks() -> list[StateCheck]:
-    return []
+def _as_checks(obj: Any) -> list[RegisteredCheck]:
+    """A StateCheck, or a TaskCheck (``plan`` and ``run``), or a list of them."""
+    objs = list(obj) if isinstance(obj, list | tuple) else [obj]
+    for o in objs:
+        task_check = callable(getattr(o, "plan", None)) and callable(getattr(o, "run", None))
+        if not isinstance(o, RegisteredCheck) or not (isinstance(o, StateCheck) or task_check):
+            raise TypeError(
+                "expected a StateCheck (name, version, description, __call__) or a TaskCheck "
+                f"(name, version, description, plan, run), got {type(o).__name__}"
+            )
+    return objs
 
 
-CHECKS: Registry[StateCheck] = Registry(
-    GROUPS["checks"],
-    _no_builtin_checks,
-    adapt=adapter(StateCheck, "a StateCheck (name, version, description, __call__)"),
-    name_of=_check_name,
+#: lhbench's own entry point of the checks group (as ``pyproject.toml`` declares it)
+BUILTIN_CHECKS_ENTRY = "lhbench.jobs.checks:BUILTIN_CHECKS"
+
+
+def _builtin_checks() -> list[RegisteredCheck]:
+    # only in a source tree without install metadata: load the entry point pyproject declares
+    ep = EntryPoint("builtin", BUILTIN_CHECKS_ENTRY, GROUPS["checks"])
+    return _as_checks(ep.load())
+
+
+CHECKS: Registry[RegisteredCheck] = Registry(
+    GROUPS["checks"], _builtin_checks, adapt=_as_checks, name_of=_check_name
 )
 
 
-def check_registry() -> Registry[StateCheck]:
-    """The state checks: built-in and from plugins."""
+def check_registry() -> Registry[RegisteredCheck]:
+    """The checks: lhbench's (verify, hooks, figma, content) and the plugins'."""
     return CHECKS
 
 
@@ -282,6 +311,9 @@ def _run_check(argv: list[str] | None = None) -> int:
         check = CHECKS[args.name]
     except KeyError:
         print(json.dumps({"error": f"no state check {args.name!r} is installed"}))
+        return 2
+    if not isinstance(check, StateCheck):
+        print(json.dumps({"error": f"{args.name!r} is not a state check: the verify job runs it"}))
         return 2
     result = check(args.root, args.db)
     if not isinstance(result, CheckResult):

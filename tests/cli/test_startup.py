@@ -16,6 +16,16 @@ from pathlib import Path
 
 import pytest
 
+from lhbench.schema import (
+    DimensionScore,
+    Grade,
+    JudgeIdentity,
+    JudgeKind,
+    Label,
+    Scale,
+    TierKind,
+    grade_key,
+)
 from lhbench.store import Store
 from tests.cli.helpers import cli
 
@@ -46,10 +56,15 @@ HEAVY = [
     "lhbench.judges.base",
     "lhbench.models.runtime",
     "matplotlib",
+    "matplotlib.figure",
+    "matplotlib.pyplot",
     "numpy",
     "pydantic",
     "pydantic_ai",
     "scipy",
+    "scipy.sparse",
+    "scipy.special",
+    "scipy.stats",
     "sqlalchemy",
 ]
 
@@ -104,6 +119,46 @@ def test_report_loads_no_model_or_migration_stack(empty_store: Path, tmp_path: P
         assert name not in loaded
     assert "lhbench.judges.base" not in loaded and "lhbench.models.runtime" not in loaded
     assert (tmp_path / "report" / "report.html").is_file()
+
+
+def test_report_draws_its_plots_without_pyplot_or_scipy(empty_store: Path, tmp_path: Path) -> None:
+    """Leaderboard plot and pass rate drawn; neither pyplot nor scipy (issue 26 item 4).
+
+    pyplot and scipy.stats cost a report about 0.9 s to import: plots use matplotlib's
+    object API, the Wilson interval scipy's formula with a stored normal quantile.
+    """
+    url = _store_copy(empty_store, tmp_path)
+    assert cli("import", "auto", str(FIXTURE), "--db", url).exit_code == 0
+    with Store.open(url) as store:
+        (run,) = store.list_runs()
+        grades = []
+        for i, model in enumerate(("openai:judge-a", "anthropic:judge-b")):
+            ident = JudgeIdentity(kind=JudgeKind.LLM, model=model)
+            grades.append(
+                Grade(
+                    id=f"g{i}",
+                    run_id=run.id,
+                    rubric_id="process",
+                    rubric_version="1.0",
+                    rubric_hash="h" * 64,
+                    tier=TierKind.PROCESS,
+                    judge=ident,
+                    scores=[
+                        DimensionScore(dimension_id="plan", scale=Scale.ONE_TO_FIVE, score=3 + i)
+                    ],
+                    tier_score=3.0 + i,
+                    key=grade_key(run.id, ident.key, "h" * 64, "process", 0),
+                )
+            )
+        store.save_grades(grades)
+        store.save_label(Label(run_id=run.id, passed=True, source="verify:t/verify.py"))
+    out = tmp_path / "report"
+    loaded = _loaded(tmp_path, "report", "--db", url, "--out", str(out))
+    assert "matplotlib.figure" in loaded  # the leaderboard plot was drawn
+    for name in ("matplotlib.pyplot", "scipy", "scipy.stats", "scipy.sparse", "scipy.special"):
+        assert name not in loaded, name
+    html = (out / "report.html").read_text()
+    assert "<svg" in html and "Pass rate" in html
 
 
 def test_packages_load_names_on_first_use_and_every_public_name_resolves() -> None:

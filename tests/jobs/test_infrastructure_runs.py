@@ -129,7 +129,12 @@ def test_a_check_that_could_not_run_for_infrastructure_is_retried_not_kept(
 
     key = label_key("r", infra.source, infra.check_hash)
     assert job.stored([key]) == {key: "retryable"}
-    assert Check(Path("gt"), infra.source, "", figma=True).figma
+    # the label the figma check makes for the same failure has the same key: retried
+    again = Check(Path("gt"), infra.source, "", "figma").label(
+        job.runs[0], None, "", infra.error, kind=FailureKind.INFRASTRUCTURE
+    )
+    assert label_key(again.run_id, again.source, again.check_hash) == key
+    assert job.assess(again).retryable
 
 
 def test_checks_that_could_not_run_for_infrastructure_are_counted_as_such() -> None:

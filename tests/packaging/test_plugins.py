@@ -100,7 +100,15 @@ def test_plugins_list_shows_the_plugin_and_what_it_could_not_register(
     bad = [r for r in rows if r["error"] is not None]
     assert ok[("lhbench.formats", "acme-log")]["distribution"] == "acme-lhbench"
     assert ok[("lhbench.formats", "acme-log")]["version"] == "0.3.1"
-    assert {n for g, n in ok if g == "lhbench.checks"} == {"acme-readme", "acme-snoop"}
+    checks = {n: r["builtin"] for (g, n), r in ok.items() if g == "lhbench.checks"}
+    assert {n for n, builtin in checks.items() if not builtin} == {"acme-readme", "acme-snoop"}
+    # lhbench's own checks are entries of the same group
+    assert {n for n, builtin in checks.items() if builtin} == {
+        "verify",
+        "hooks",
+        "figma",
+        "content",
+    }
     # built-ins are registered the same way, and come first
     assert ok[("lhbench.formats", "codex")]["builtin"] is True
     assert ok[("lhbench.harnesses", "claude-code")]["builtin"] is True

@@ -22,6 +22,7 @@ from lhbench.stats import (
     proportion,
     t_ci,
 )
+from lhbench.stats.intervals import NORMAL_QUANTILES, t_interval, wilson_interval
 
 
 @st.composite
@@ -219,6 +220,50 @@ def test_tests_and_proportions_match_scipy_and_the_papers_arithmetic() -> None:
     pr = pass_rate([5, 4, 3, 4, 2, 5])
     assert (pr.k, pr.n) == (4, 6)
     assert cohens_h(0.5, 0.5) == 0.0 and cohens_h(0.8, 0.2) == pytest.approx(1.2870, abs=1e-4)
+
+
+@given(n=st.integers(1, 2000), data=st.data())
+@settings(max_examples=300, deadline=None)
+def test_wilson_interval_is_scipys_bit_for_bit(n: int, data: st.DataObject) -> None:
+    # the report's Wilson interval avoids importing scipy.stats: it must be scipy's exactly
+    k = data.draw(st.integers(0, n))
+    confidence = data.draw(st.sampled_from([0.5, 0.8, 0.9, 0.95, 0.99, 0.999]))
+    ref = sps.binomtest(k, n).proportion_ci(confidence_level=confidence, method="wilson")
+    assert wilson_interval(k, n, confidence) == (ref.low, ref.high)
+    assert proportion(k, n, confidence=confidence).ci == (ref.low, ref.high)
+
+
+def test_stored_normal_quantiles_are_ndtri() -> None:
+    from scipy.special import ndtri
+
+    assert NORMAL_QUANTILES
+    for q, z in NORMAL_QUANTILES.items():
+        assert z == float(ndtri(q))
+    for confidence in (0.9, 0.95, 0.99):
+        assert 0.5 + 0.5 * confidence in NORMAL_QUANTILES
+
+
+@given(
+    df=st.integers(1, 500),
+    loc=st.floats(-1e3, 1e3),
+    scale=st.floats(1e-9, 1e3),
+    confidence=st.sampled_from([0.0, 0.5, 0.9, 0.95, 0.99, 1.0]),
+)
+@settings(max_examples=300, deadline=None)
+def test_t_interval_is_scipys_bit_for_bit(
+    df: int, loc: float, scale: float, confidence: float
+) -> None:
+    ref = sps.t.interval(confidence, df=df, loc=loc, scale=scale)
+    assert t_interval(confidence, df, loc=loc, scale=scale) == (float(ref[0]), float(ref[1]))
+
+
+def test_t_ci_is_scipys_t_interval_bit_for_bit() -> None:
+    rng = np.random.default_rng(7)
+    for n in (2, 3, 5, 30, 200):
+        x = rng.normal(size=n)
+        sem = float(x.std(ddof=1) / math.sqrt(n))
+        ref = sps.t.interval(0.95, df=n - 1, loc=float(x.mean()), scale=sem)
+        assert t_ci(x) == (float(ref[0]), float(ref[1]))
 
 
 def test_kappa_rejects_nan_ratings_and_repeated_labels() -> None:

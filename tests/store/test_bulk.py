@@ -326,3 +326,102 @@ def test_a_failed_background_commit_is_a_batch_write_error_and_stops_the_appende
             out.append(rows[200:])
         out.close()
         assert [r[0] for r in _stored(store, "bulk")] == list(range(100))
+
+
+# --- PostgreSQL: steps go in by COPY -----------------------------------------------------
+
+
+@pytest.fixture
+def copies(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The statements psycopg's ``Cursor.copy`` was called with (it still runs them)."""
+    import psycopg
+
+    seen: list[str] = []
+    real = psycopg.Cursor.copy
+
+    def spy(self: Any, statement: Any, *args: Any, **kwargs: Any) -> Any:
+        seen.append(str(statement))
+        return real(self, statement, *args, **kwargs)
+
+    monkeypatch.setattr(psycopg.Cursor, "copy", spy)
+    return seen
+
+
+def _pg_text(store: Store, run_id: str) -> list[str]:
+    # each stored row as PostgreSQL prints it: every value's text, NULLs, jsonb as stored
+    cols = (
+        "idx, role, kind, content, tool_name, tool_call_id, tool_input, tool_output, "
+        'is_error, exit_code, "timestamp", usage, metadata, agent_id'
+    )
+    with store.engine.connect() as conn:
+        q = f"SELECT ({cols})::text FROM steps WHERE run_id = :r ORDER BY idx"
+        return list(conn.execute(text(q), {"r": run_id}).scalars())
+
+
+def _pg_rows(n: int) -> list[tuple[Any, ...]]:
+    rows = _rows(n)
+    # a JSON column with an escaped NUL (jsonb refuses \u0000), a usage document, an
+    # exit code, a tool input: every column type the binary COPY must send as PostgreSQL reads it
+    extra = Step(
+        index=n,
+        role=Role.ASSISTANT,
+        kind=StepKind.TOOL_CALL,
+        tool_name="Bash",
+        tool_call_id="c-nul",
+        tool_input={"command": "printf 'a\x00b'", "n": 2**40, "f": 0.1, "ok": True},
+        exit_code=-3,
+        timestamp=datetime(2026, 3, 2, 23, 59, 59, 999999, tzinfo=UTC),
+        usage={"input_tokens": 5, "output_tokens": 7},
+        metadata={"note": "tab\there\nnewline \\ backslash"},
+    )
+    return [*rows, step_record(extra)]
+
+
+def test_postgres_copy_stores_byte_for_byte_what_the_insert_stores(
+    pg_url: str, copies: list[str]
+) -> None:
+    rows = _pg_rows(1200)
+    with Store.open(pg_url) as store:
+        store.save_run(make_run("copy"))
+        store.save_run(make_run("insert"))
+        with store.step_appender("copy") as out:
+            for start in range(0, len(rows), 250):  # batches with a NUL and without
+                out.append(rows[start : start + 250])
+        assert copies and all(c.startswith("COPY steps (") for c in copies)
+        store._insert_step_rows("insert", rows)  # the multi-row INSERT path
+        got = _pg_text(store, "copy")
+        assert len(got) == 1201
+        assert got == _pg_text(store, "insert")
+        assert "a\ufffdb" in got[-1]  # the NUL replaced, as the INSERT path replaces it
+        assert store.get_trajectory("copy").steps == store.get_trajectory("insert").steps
+
+
+def test_a_failing_postgres_copy_batch_leaves_a_prefix_and_the_store_usable(
+    pg_url: str, copies: list[str]
+) -> None:
+    # no NUL characters: each batch is one COPY (a NUL would make it two, see below)
+    rows = [
+        tuple(v.replace("\x00", "") if isinstance(v, str) else v for v in r) for r in _rows(1000)
+    ]
+    with Store.open(pg_url) as store:
+        store.save_run(make_run("bulk"))
+        with store.engine.begin() as conn:
+            conn.exec_driver_sql(
+                "CREATE FUNCTION boom() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
+                "IF NEW.idx = 450 THEN RAISE EXCEPTION 'disk on fire'; END IF; "
+                "RETURN NEW; END $$"
+            )
+            conn.exec_driver_sql(
+                "CREATE TRIGGER boom BEFORE INSERT ON steps FOR EACH ROW EXECUTE FUNCTION boom()"
+            )
+        out = store.step_appender("bulk")
+        with pytest.raises(Exception, match="disk on fire"):
+            for start in range(0, len(rows), 200):
+                out.append(rows[start : start + 200])
+        out.close()
+        assert len(copies) == 3  # two batches stored, the third refused (and not retried)
+        # the two batches before the failing one; nothing of the third (400..449 included)
+        assert [r[0] for r in _stored(store, "bulk")] == list(range(400))
+        store.save_run(make_run("after"))  # no transaction or lock left behind
+        store.append_step_rows("after", rows[:5])
+        assert len(_stored(store, "after")) == 5

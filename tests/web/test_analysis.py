@@ -19,8 +19,25 @@ import httpx
 import pytest
 
 from lhbench.judges import tier_keys
-from lhbench.reporting import ReportData, arena_section, leaderboard_rows, pass_rate_rows
-from lhbench.schema import GradeStatus, Label
+from lhbench.reporting import (
+    LeaderboardRow,
+    PassRateRow,
+    ReportData,
+    arena_section,
+    leaderboard_notes,
+    leaderboard_rows,
+    pass_rate_rows,
+)
+from lhbench.schema import (
+    FailureKind,
+    GradeStatus,
+    JudgeIdentity,
+    JudgeKind,
+    Label,
+    RunStatus,
+    TierKind,
+    grade_key,
+)
 from lhbench.store import Store
 from lhbench.web.analysis import analyse, gc_paused, parse_group_by, rank_by_ci, sort_agents
 from tests.web.conftest import ARENA_TASK, PASSWORD, Served, run_id
@@ -52,7 +69,7 @@ def test_overview_figures_equal_the_report(store: Store, by: tuple[str, ...] | N
             assert math.isclose(e.hi, ref.ci[1], abs_tol=1e-12)
             row = a.agent(label)
             assert row is not None
-            assert math.isclose(row.variance[key], ref.variance, abs_tol=1e-12)
+            assert math.isclose(row.leaderboard[key].variance, ref.variance, abs_tol=1e-12)
     passes = {p.group: p for p in pass_rate_rows(data, a.by)}
     for row in a.agents:
         ref = passes.get(row.label)
@@ -74,6 +91,111 @@ def test_overview_figures_equal_the_report(store: Store, by: tuple[str, ...] | N
         assert a.elo.ci[m] == pytest.approx(ci, abs=1e-9)
     assert a.excluded.notes() == data.excluded.notes()
     assert a.grades_used == len(data.grades)
+
+
+def _same_row(web: LeaderboardRow | PassRateRow, report: LeaderboardRow | PassRateRow) -> None:
+    """Field by field: counts and labels equal, floats to rounding (sums vs documents)."""
+    assert type(web) is type(report)
+    for name, ref in vars(report).items():
+        got = getattr(web, name)
+        if name == "dimension_means":  # the overview shows none (the store sums no dimensions)
+            assert got == {}
+        elif isinstance(ref, float) and math.isnan(ref):
+            assert math.isnan(got), name
+        elif isinstance(ref, float | tuple | dict) and not isinstance(ref, bool):
+            assert got == pytest.approx(ref, abs=1e-12, nan_ok=True), name
+        else:
+            assert got == ref, name
+
+
+def _disturb(store: Store) -> None:
+    """A fourth judge whose grade of one run failed, a stale check label, a deploy label."""
+    ident = JudgeIdentity(kind=JudgeKind.LLM, model="openai:judge-d", family="openai")
+    template = [
+        g
+        for g in store.list_grades(tier=TierKind.PROCESS.value)
+        if g.repeat == 0 and g.judge.model == "openai:judge-a"
+    ]
+    failed_run = template[0].run_id
+    added = []
+    for g in template:
+        key = grade_key(g.run_id, ident.key, g.rubric_hash, "process", 0)
+        update: dict[str, object] = {"id": f"{g.id}-d", "judge": ident, "key": key}
+        if g.run_id == failed_run:
+            update |= {
+                "status": GradeStatus.ERROR,
+                "scores": [],
+                "tier_score": None,
+                "error": "timed out",
+            }
+        added.append(g.model_copy(update=update))
+    store.save_grades(added)
+    labels = store.list_labels()
+    verified = next(lab for lab in labels if lab.source.startswith("verify:"))
+    # made with a task content that is no longer the pack's: stale, in no pass rate
+    store.save_label(verified.model_copy(update={"check_hash": "0" * 64, "passed": False}))
+    unlabelled = next(lab.run_id for lab in labels if lab.run_id != verified.run_id)
+    # the app runs: never the run's outcome (a verify label decides it)
+    store.save_label(Label(run_id=unlabelled, passed=False, source="figma-deploy:app"))
+    # a run whose model endpoint was unreachable: no score, named with what it leaves out
+    voted = {v.run_a for v in store.list_votes()}
+    infra = next(
+        r
+        for r in store.list_runs()
+        if r.id in voted and r.id not in (failed_run, verified.run_id, unlabelled)
+    )
+    store.save_run(
+        infra.model_copy(
+            update={
+                "status": RunStatus.FAILED,
+                "error": "model endpoint refused the connection",
+                "failure_kind": FailureKind.INFRASTRUCTURE,
+            }
+        )
+    )
+
+
+@pytest.mark.parametrize("by", [None, ("harness",)])
+def test_overview_rows_are_the_reports_rows(store: Store, by: tuple[str, ...] | None) -> None:
+    _disturb(store)
+    a = analyse(store, by=by)
+    data = ReportData.from_store(store)
+    assert a.tier_keys
+    for key in a.tier_keys:
+        report = leaderboard_rows(data, key, a.by)
+        assert any(r.incomplete == 1 and r.panel == 4 for r in report)
+        web = {r.label: r.leaderboard[key] for r in a.agents if key in r.leaderboard}
+        assert sorted(web) == sorted(r.group for r in report)
+        for ref in report:
+            _same_row(web[ref.group], ref)
+        assert a.tier_notes[key] == leaderboard_notes(report)
+        assert any("incomplete panel on 1 of" in n for n in a.tier_notes[key])
+    passes = pass_rate_rows(data, a.by)
+    web_passes = {r.label: r.passes for r in a.agents if r.passes is not None}
+    assert sorted(web_passes) == sorted(p.group for p in passes)
+    for ref in passes:
+        _same_row(web_passes[ref.group], ref)
+    assert data.excluded.stale_labels == 1
+    assert len(data.excluded.infra_runs) == 1 and data.excluded.infra_judgements > 0
+    assert a.excluded.notes() == data.excluded.notes()
+
+
+def test_overview_page_shows_the_incomplete_panel(served: Served) -> None:
+    _disturb(served.store)
+    with httpx.Client(base_url=served.url, follow_redirects=False) as c:
+        page = c.get("/login").text
+        token = page.split('name="csrf_token" value="')[1].split('"')[0]
+        c.post("/login", data={"name": "boss", "password": PASSWORD, "csrf_token": token})
+        html = c.get("/").text
+    data = ReportData.from_store(served.store)
+    key = next(k for k in tier_keys(data.grades) if k.tier == "process")
+    (row,) = [r for r in leaderboard_rows(data, key, ("harness",)) if r.incomplete]
+    assert f"incomplete panel: 1 of {row.n} runs" in html
+    assert "incomplete panel on 1 of" in html
+    assert "1 check label(s) excluded" in html
+    infra = data.excluded.infra_note()
+    assert infra is not None and f"(and their {data.excluded.infra_judgements} grade(s)" in infra
+    assert f"(and their {data.excluded.infra_judgements} grade(s)" in html
 
 
 def test_noise_floor_is_the_sd_of_a_judges_repeats(store: Store) -> None:

@@ -16,6 +16,7 @@ from lhbench.cli.common import (
     new_table,
     open_store,
     out,
+    progress_factory,
     say,
     settings_for,
 )
@@ -158,52 +159,29 @@ def grade(
     slides that overflow) are the grade's evidence.
     Example: lhbench content grade content-mini
     """
-    from lhbench.envs.content import SourceError
-    from lhbench.envs.content.grading import check_task_workspace, checks_rubric
-    from lhbench.jobs.states import kept_workspace
-    from lhbench.packs import load_pack
-    from lhbench.packs.bundled import resolve_pack_dir
-    from lhbench.sandbox import get_sandbox
+    import asyncio
 
-    pack_dir = resolve_pack_dir(pack)
-    loaded = load_pack(pack_dir)
-    rubric = checks_rubric(loaded)
-    if rubric is None:
-        raise ConfigError(f"{pack}: the pack has no content-checks rubric")
+    from lhbench.jobs.content import grade_content
+
     settings = settings_for(db, unsafe_no_sandbox=unsafe_no_sandbox)
-    sandbox = None
-    if not no_slides:
-        sandbox = get_sandbox(
-            settings.sandbox, unsafe=settings.unsafe_no_sandbox, image=settings.sandbox_image
-        )
-    rows = []
     with open_store(settings, create=False) as store:
-        runs = (
-            [store.get_run(r) for r in run_ids] if run_ids else store.list_runs(pack_id=loaded.id)
-        )
-        for run in runs:
-            # only a workspace lhbench's harness kept (an imported run's word is not taken)
-            ws = kept_workspace(run)
-            if run.pack_id != loaded.id or ws is None:
-                rows.append({"run": run.id, "stored": False, "detail": "no kept workspace"})
-                continue
-            try:
-                report = check_task_workspace(
-                    pack_dir, loaded.task(run.task_id), ws, sandbox=sandbox
-                )
-            except SourceError as exc:  # never a coerced score: no grade, and why
-                rows.append({"run": run.id, "stored": False, "detail": f"not graded: {exc}"})
-                continue
-            g = report.grade(run.id, rubric)
-            store.save_grades([g])
-            rows.append(
-                {
-                    "run": run.id,
-                    "stored": True,
-                    "tier_score": g.tier_score,
-                    "detail": report.detail(),
-                }
+        res = asyncio.run(
+            grade_content(
+                store,
+                settings,
+                pack=pack,
+                run_ids=run_ids,
+                slides=not no_slides,
+                progress=progress_factory(not as_json),
             )
+        )
+    say(res.summary.line(), to_err=as_json)
+    rows: list[dict[str, object]] = [
+        {"run": r.run_id, "stored": True, "tier_score": r.grade.tier_score, "detail": r.detail}
+        if r.grade is not None
+        else {"run": r.run_id, "stored": False, "detail": r.error or ""}
+        for r in res.rows
+    ]
     if as_json:
         dump_json(rows)
         return
@@ -242,11 +220,19 @@ def synthesize_rubrics(
 
     settings = settings_for(db)
     with open_store(settings) as store:
-        rows = asyncio.run(
+        res = asyncio.run(
             synthesize_chapter_rubrics(
-                store, settings, pack=pack, model=model, task=task, out_dir=out_dir
+                store,
+                settings,
+                pack=pack,
+                model=model,
+                task=task,
+                out_dir=out_dir,
+                progress=progress_factory(not as_json),
             )
         )
+    say(res.summary.line(), to_err=as_json)
+    rows = res.rows
     failed = [r for r in rows if r.error]
     if as_json:
         dump_json(

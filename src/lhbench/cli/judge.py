@@ -49,6 +49,16 @@ def judge(
     pairwise: Annotated[
         bool, typer.Option("--pairwise", help="Compare runs of a task pairwise instead.")
     ] = False,
+    executor: Annotated[
+        str, typer.Option(help="local, or ray: rubric grades made on Ray workers, stored here.")
+    ] = "local",
+    ray_address: Annotated[
+        str | None,
+        typer.Option(
+            help="An existing Ray cluster for --executor ray (head:6379, ray://head:10001); "
+            "default: the ray_address setting, else a Ray instance started here."
+        ),
+    ] = None,
     as_json: JsonOption = False,
     db: DbOption = None,
 ) -> None:
@@ -81,6 +91,8 @@ def judge(
                 retry_errors=retry_errors,
                 pairwise=pairwise,
                 progress=progress_factory(not as_json),
+                executor=executor,
+                ray_address=ray_address,
             )
         )
     families = {j.split(":", 1)[0] for j in res.judges}

@@ -141,26 +141,19 @@ def failures(
         ],
     }
     if llm:
-        from lhbench.judges import ExtractedError, FailureExtractor
-        from lhbench.models import ModelPool, resolve_model
+        from lhbench.jobs.failures import extract_failures
 
-        spec = resolve_model(llm, settings.models)
-
-        async def extract() -> list[list[ExtractedError]]:
-            pool = ModelPool()
-            async with pool.session():
-                ex = FailureExtractor(pool.get(spec))
-                return list(await asyncio.gather(*(ex.extract(traj) for _, _, traj in loaded)))
-
-        try:
-            extracted = asyncio.run(extract())
-        except Exception as exc:  # a model that answers badly or not at all: say so, no trace
-            raise LhbenchError(
-                f"--llm {llm}: extraction failed ({type(exc).__name__}: {str(exc)[:200]})"
-            ) from None
+        with open_store(settings, create=False) as store:
+            res = asyncio.run(
+                extract_failures(store, settings, [r for _, r, _ in loaded], model=llm)
+            )
+        ok = {k: x for k, x in res.extractions.items() if x.status == "ok"}
+        if loaded and not ok:  # a model that answers badly or not at all: say so, no trace
+            raise LhbenchError(f"--llm {llm}: extraction failed ({res.summary.line()})"[:400])
+        say(res.summary.line(), to_err=as_json)
         agree = extraction_agreement(
-            [(run.id, e) for _, run, _ in loaded for e in events[run.id]],
-            [(run.id, m) for (_, run, _), ms in zip(loaded, extracted, strict=True) for m in ms],
+            [(run.id, e) for _, run, _ in loaded if run.id in ok for e in events[run.id]],
+            [(rid, m) for rid, x in ok.items() for m in x.events],
         )
         result["llm_agreement"] = agree.__dict__
     if as_json:

@@ -179,7 +179,7 @@ class RayExecutor:
         self.max_retries = max_retries
         self.resubmits = resubmits
         self._started = False
-        self._remote: Any = None
+        self._remotes: dict[Callable[..., Any], Any] = {}
         self._packs: dict[str, tuple[str, Any]] = {}
         self._lost: tuple[type[BaseException], ...] = ()
         # Ray prints its notices (a task retried after its node died) to stdout: while
@@ -187,6 +187,10 @@ class RayExecutor:
         self._notices = contextlib.redirect_stdout(sys.stderr)
 
     async def __aenter__(self) -> RayExecutor:
+        # Under `uv run lhbench …` Ray would copy the working directory (a checkout, its
+        # .venv included: GBs) to every node and start its workers with `uv run` there; the
+        # nodes run the lhbench installed on them instead (asked for here, unless set)
+        os.environ.setdefault("RAY_ENABLE_UV_RUN_RUNTIME_ENV", "0")
         try:
             import ray
             from ray import exceptions as rex
@@ -212,7 +216,6 @@ class RayExecutor:
                 ) from None
             self._started = True
         self._lost = (rex.WorkerCrashedError, rex.NodeDiedError, rex.ObjectLostError)
-        self._remote = ray.remote(num_cpus=1, max_retries=self.max_retries)(_execute_on_node)
         return self
 
     async def __aexit__(self, *exc: object) -> None:
@@ -234,16 +237,32 @@ class RayExecutor:
             found = self._packs[pack_dir] = (digest, ray.put(data))
         return found
 
-    async def run(self, spec: RunSpec) -> RunOutcome:
-        """Execute ``spec`` as a Ray task (again, when its worker is lost) and await it."""
-        digest, archive = self._pack(spec.pack_dir)
+    async def call(self, fn: Callable[..., Any], *args: Any) -> Any:
+        """``fn(*args)`` as a Ray task of one CPU, awaited; submitted again when its worker is lost.
+
+        ``fn`` is a module-level function the nodes import by name (same lhbench there).
+        Ray runs a task again by itself after its worker or node died (``max_retries``);
+        when it gives up, the task is submitted anew (``resubmits``). An exception ``fn``
+        raises is not retried: it reaches the caller.
+        """
+        remote = self._remotes.get(fn)
+        if remote is None:
+            import ray
+
+            remote = ray.remote(num_cpus=1, max_retries=self.max_retries)(fn)
+            self._remotes[fn] = remote
         for attempt in range(self.resubmits + 1):
             try:
-                doc = await self._remote.remote(spec, digest, archive, self.checks)
-                break
+                return await remote.remote(*args)
             except self._lost:
                 if attempt == self.resubmits:
                     raise
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    async def run(self, spec: RunSpec) -> RunOutcome:
+        """Execute ``spec`` as a Ray task (again, when its worker is lost) and await it."""
+        digest, archive = self._pack(spec.pack_dir)
+        doc = await self.call(_execute_on_node, spec, digest, archive, self.checks)
         return RunOutcome.from_json(doc)
 
 

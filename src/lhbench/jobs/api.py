@@ -7,6 +7,8 @@ needs to print. None of them prints.
 
 from __future__ import annotations
 
+import contextlib
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -123,6 +125,8 @@ async def grade_runs(
     pairwise: bool = False,
     progress: ProgressFactory = None,
     models: dict[str, Any] | None = None,
+    executor: str = "local",
+    ray_address: str | None = None,
 ) -> GradeOutcome:
     """Grade a pack's stored runs with a judge panel (or compare them pairwise).
 
@@ -141,6 +145,9 @@ async def grade_runs(
         pairwise: Pairwise votes instead of rubric grades.
         progress: Progress-bar factory (``label -> context manager``).
         models: Test hook: model ref -> a pydantic-ai model used instead of the real one.
+        executor: local, or ray: rubric grades are made on Ray workers (``ray_address``,
+            else the ``ray_address`` setting, else a Ray instance started here) and stored here.
+        ray_address: An existing Ray cluster for ``executor="ray"``.
     """
     from lhbench.jobs.grading import GradeJob, PairwiseJob
     from lhbench.judges import PairwiseJudge, RubricJudge
@@ -179,8 +186,25 @@ async def grade_runs(
     library = [load_pack(d) for d in bundled_pack_dirs()]
     rub, tier_obj = find_rubric(loaded.pack if loaded else None, rubric, tier, runs, library)
     tasks = {t.id: t for t in loaded.pack.tasks} if loaded else {}
+    if executor == "ray" and (pairwise or models):
+        raise ConfigError(
+            "--executor ray grades rubric tiers on Ray workers; pairwise comparisons (and "
+            "substituted test models) run here: drop --executor ray"
+        )
+    remote = None
+    if executor != "local" or ray_address is not None:  # the harness loads only for Ray
+        from lhbench.harness import RayExecutor, make_executor
+
+        ex = make_executor(
+            executor,
+            parallel=os.cpu_count() or 2,
+            address=ray_address or (settings.ray_address if executor == "ray" else None),
+        )
+        remote = ex if isinstance(ex, RayExecutor) else None
     pool = ModelPool(store if use_cache else None)
-    async with pool.session():
+    async with pool.session(), contextlib.AsyncExitStack() as stack:
+        if remote is not None:
+            await stack.enter_async_context(remote)
         wrapped = models or {}
         if pairwise:
             pjudges = [PairwiseJudge(pool.get(s, wrapped=wrapped.get(s.ref)), s) for s in specs]
@@ -188,7 +212,16 @@ async def grade_runs(
             labels = [j.identity.label for j in pjudges]
         else:
             rjudges = [RubricJudge(pool.get(s, wrapped=wrapped.get(s.ref)), s) for s in specs]
-            job = GradeJob(store, runs, rub, tier_obj, rjudges, tasks=tasks, repeats=repeats)
+            job = GradeJob(
+                store,
+                runs,
+                rub,
+                tier_obj,
+                rjudges,
+                tasks=tasks,
+                repeats=repeats,
+                remote=remote,
+            )
             labels = [j.identity.label for j in rjudges]
         summary = await _run(
             job,

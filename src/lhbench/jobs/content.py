@@ -1,10 +1,16 @@
-"""Programmatic content: chapter rubrics into the store, and every chapter graded on both scales.
+"""Programmatic content: checks grades, chapter rubrics, every chapter graded on both scales.
 
-- :func:`synthesize_chapter_rubrics`: for each annotated chapter and scale, a model writes
-  1-3 chapter rubrics; each is stored as a rubric version with its provenance (pack, task,
-  chapter, scale, annotations and ground-truth hashes, model, prompt version). Its key is
-  that provenance, so a rerun with the same inputs reuses the stored rubric (no model call,
-  no duplicate).
+Each is a job the one runner drives (plan → skip stored → run bounded → write in batches):
+
+- :class:`ContentGradeJob` / :func:`grade_content` (``lhbench content grade``): every run's
+  programmatic grade on the pack's ``content-checks`` rubric, from its kept workspace. Its
+  key is the grade's (run, the checks' identity, the rubric's content): a grade the verify
+  job or an earlier run stored is not computed again.
+- :class:`ChapterRubricJob` / :func:`synthesize_chapter_rubrics`: for each annotated chapter
+  and scale, a model writes 1-3 chapter rubrics; each is stored as a rubric version with
+  its provenance (pack, task, chapter, scale, annotations and ground-truth hashes, model,
+  prompt version). Its key is that provenance, so a rerun with the same inputs reuses the
+  stored rubric (no model call, no duplicate).
 - :class:`ChapterGradeJob` / :func:`grade_chapters`: the output judges grade EACH chapter of
   each run with the pack's generic rubric of a scale and the chapter's own rubric(s) on that
   scale. A grade's key is (run, chapter, judge config, rubric content, scale, repeat):
@@ -13,11 +19,13 @@
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lhbench.config import Settings
 from lhbench.envs.content.chapter_evidence import chapter_artifacts
@@ -32,6 +40,7 @@ from lhbench.models import ModelPool, ReplyCache, resolve_model
 from lhbench.schema import (
     ChapterGrade,
     ChapterRubricRecord,
+    Grade,
     GradeStatus,
     Rubric,
     Run,
@@ -42,18 +51,28 @@ from lhbench.schema import (
     TierKind,
     chapter_grade_key,
     chapter_rubric_key,
+    grade_key,
 )
 from lhbench.store import ResultState, Store
+
+if TYPE_CHECKING:
+    from lhbench.sandbox import Sandbox
 
 __all__ = [
     "SCALES",
     "ChapterGradeJob",
     "ChapterGradeOutcome",
+    "ChapterRubricJob",
     "ChapterRubricSet",
+    "ContentGradeJob",
+    "ContentGradeOutcome",
+    "ContentGradeRow",
+    "SynthesisOutcome",
     "SynthesisRow",
     "chapter_rubric_sets",
     "content_task",
     "grade_chapters",
+    "grade_content",
     "synthesize_chapter_rubrics",
 ]
 
@@ -102,6 +121,127 @@ class SynthesisRow:
     key: str
     path: str | None = None
     error: str | None = None
+    record: ChapterRubricRecord | None = field(default=None, repr=False, compare=False)
+
+
+@dataclass(frozen=True)
+class _RubricUnit:
+    chapter: AnnotatedChapter
+    scale: Scale
+    annotations: str
+
+
+class ChapterRubricJob:
+    """Every annotated chapter × scale of a task: its chapter rubric (the Job protocol).
+
+    A unit's key is the rubric's provenance (pack, task, chapter, scale, annotations, model,
+    prompt version): a rubric stored with it is reused, never asked for again. An answer
+    that never makes a valid rubric is a failed row, nothing stored (asked again next time).
+    """
+
+    name = "chapter-rubrics"
+
+    def __init__(
+        self,
+        store: Store,
+        pack_id: str,
+        task: Task,
+        gt: GroundTruth,
+        *,
+        ground_truth_sha256: str,
+        model: Any,
+        model_string: str,
+    ) -> None:
+        self.store = store
+        self.pack_id = pack_id
+        self.task = task
+        self.gt = gt
+        self.gt_hash = ground_truth_sha256
+        self.model = model
+        self.model_string = model_string
+
+    def plan(self) -> list[Unit[_RubricUnit]]:
+        """One unit per chapter and scale."""
+        from lhbench.envs.content.chapter_rubrics import PROMPT_VERSION, annotations_sha256
+
+        out = []
+        for chapter in self.gt.chapters:
+            ann = annotations_sha256(chapter, self.gt.global_notes)
+            for scale in SCALES:
+                key = chapter_rubric_key(
+                    self.pack_id,
+                    self.task.id,
+                    chapter.id,
+                    scale,
+                    ann,
+                    self.model_string,
+                    PROMPT_VERSION,
+                )
+                out.append(
+                    Unit(key, f"{chapter.id} · {scale.value}", _RubricUnit(chapter, scale, ann))
+                )
+        return out
+
+    def stored(self, keys: Sequence[str]) -> Mapping[str, ResultState]:
+        """The keys a chapter rubric is stored under."""
+        have = {
+            r.key
+            for r in self.store.list_chapter_rubrics(pack_id=self.pack_id, task_id=self.task.id)
+        }
+        return {k: "ok" for k in keys if k in have}
+
+    async def run(self, unit: Unit[_RubricUnit]) -> SynthesisRow:
+        """Ask the model for one chapter's rubric on one scale."""
+        from lhbench.envs.content.chapter_rubrics import (
+            PROMPT_VERSION,
+            SynthesisError,
+            synthesise_chapter_rubric,
+        )
+
+        u = unit.payload
+        try:
+            rubric = await synthesise_chapter_rubric(
+                self.model,
+                u.chapter,
+                u.scale,
+                global_notes=self.gt.global_notes,
+                model_name=self.model_string,
+            )
+        except SynthesisError as exc:
+            return SynthesisRow(u.chapter.id, u.scale, None, False, unit.key, error=str(exc))
+        record = ChapterRubricRecord(
+            key=unit.key,
+            pack_id=self.pack_id,
+            task_id=self.task.id,
+            chapter_id=u.chapter.id,
+            scale=u.scale,
+            annotations_sha256=u.annotations,
+            ground_truth_sha256=self.gt_hash,
+            model=self.model_string,
+            prompt_version=PROMPT_VERSION,
+            rubric=rubric,
+        )
+        return SynthesisRow(u.chapter.id, u.scale, rubric.id, True, unit.key, record=record)
+
+    def assess(self, result: SynthesisRow) -> Assessment:
+        """A rubric is ok; an answer that never made one says why."""
+        if result.record is not None:
+            return Assessment(True)
+        return Assessment(False, "no valid chapter rubric")
+
+    def write(self, results: Sequence[SynthesisRow]) -> None:
+        """The rubric versions (one already stored under a key is kept)."""
+        for r in results:
+            if r.record is not None:
+                self.store.save_chapter_rubric(r.record)
+
+
+@dataclass
+class SynthesisOutcome:
+    """The synthesis job's summary and one row per chapter × scale."""
+
+    summary: JobSummary[SynthesisRow]
+    rows: list[SynthesisRow]
 
 
 async def synthesize_chapter_rubrics(
@@ -112,8 +252,10 @@ async def synthesize_chapter_rubrics(
     model: str,
     task: str | None = None,
     out_dir: Path | None = None,
+    concurrency: int = 4,
+    progress: Any = None,
     wrapped: Any = None,
-) -> list[SynthesisRow]:
+) -> SynthesisOutcome:
     """Chapter rubrics for every annotated chapter on both scales, stored with provenance.
 
     Args:
@@ -123,65 +265,232 @@ async def synthesize_chapter_rubrics(
         model: Model string or alias that writes the rubrics.
         task: Task id (default: the pack's only task).
         out_dir: Also write each rubric as a pack rubric file here.
+        concurrency: Chapters asked at once.
+        progress: Progress-bar factory.
         wrapped: Test hook: a pydantic-ai model used instead of the real one.
 
     A chapter whose answer never makes a valid rubric is a row with ``error`` (nothing is
-    stored for it); the others are stored.
+    stored for it); the others are stored, and a rerun asks only for what is missing.
     """
-    from lhbench.envs.content.chapter_rubrics import (
-        PROMPT_VERSION,
-        SynthesisError,
-        annotations_sha256,
-        synthesise_chapter_rubric,
-        write_rubric,
-    )
+    from lhbench.envs.content.chapter_rubrics import write_rubric
+    from lhbench.jobs.runner import run_with_progress
 
     loaded = resolve_pack(pack, settings, store)
     pack_dir, t, gt = content_task(loaded, task)
-    gt_hash = _gt_sha256(pack_dir, t)
     spec = resolve_model(model, settings.models)
-    rows: list[SynthesisRow] = []
     pool = ModelPool(store)
     async with pool.session():
-        managed = pool.get(spec, wrapped=wrapped)
-        for chapter in gt.chapters:
-            ann = annotations_sha256(chapter, gt.global_notes)
-            for scale in SCALES:
-                key = chapter_rubric_key(
-                    loaded.pack.id, t.id, chapter.id, scale, ann, spec.model_string, PROMPT_VERSION
-                )
-                record = store.get_chapter_rubric(key)
-                new = record is None
-                if record is None:
-                    try:
-                        rubric = await synthesise_chapter_rubric(
-                            managed,
-                            chapter,
-                            scale,
-                            global_notes=gt.global_notes,
-                            model_name=spec.model_string,
-                        )
-                    except SynthesisError as exc:
-                        rows.append(
-                            SynthesisRow(chapter.id, scale, None, False, key, error=str(exc))
-                        )
-                        continue
-                    record = ChapterRubricRecord(
-                        key=key,
-                        pack_id=loaded.pack.id,
-                        task_id=t.id,
-                        chapter_id=chapter.id,
-                        scale=scale,
-                        annotations_sha256=ann,
-                        ground_truth_sha256=gt_hash,
-                        model=spec.model_string,
-                        prompt_version=PROMPT_VERSION,
-                        rubric=rubric,
-                    )
-                    new = store.save_chapter_rubric(record)
-                path = str(write_rubric(record.rubric, out_dir)) if out_dir is not None else None
-                rows.append(SynthesisRow(chapter.id, scale, record.rubric.id, new, key, path))
-    return rows
+        job = ChapterRubricJob(
+            store,
+            loaded.pack.id,
+            t,
+            gt,
+            ground_truth_sha256=_gt_sha256(pack_dir, t),
+            model=pool.get(spec, wrapped=wrapped),
+            model_string=spec.model_string,
+        )
+        summary = await run_with_progress(
+            job, progress, "synthesising chapter rubrics", concurrency=concurrency
+        )
+    ran = {r.key: r for r in summary.results}
+    rows = []
+    for unit in job.plan():
+        u = unit.payload
+        done = ran.get(unit.key)
+        record = store.get_chapter_rubric(unit.key)
+        if record is None:
+            error = done.error if done is not None else "not synthesised: see the job summary"
+            rows.append(SynthesisRow(u.chapter.id, u.scale, None, False, unit.key, error=error))
+            continue
+        path = str(write_rubric(record.rubric, out_dir)) if out_dir is not None else None
+        new = done is not None and done.record is not None
+        rows.append(
+            SynthesisRow(u.chapter.id, u.scale, record.rubric.id, new, unit.key, path, None, record)
+        )
+    return SynthesisOutcome(summary, rows)
+
+
+# -- content-checks grades ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ContentGradeRow:
+    """One run's content-checks grade (None when it could not be graded, and why)."""
+
+    run_id: str
+    grade: Grade | None
+    detail: str
+    error: str | None = None
+
+
+class ContentGradeJob:
+    """Every run's programmatic grade on the pack's content-checks rubric (the Job protocol).
+
+    A grade made without the sandboxed checks (``slides=False``: no slides, no rendered
+    scenes) is made again by a job that has them; one made with them is kept.
+    """
+
+    name = "content-grade"
+
+    def __init__(
+        self,
+        store: Store,
+        pack: LoadedPack,
+        runs: Sequence[Run],
+        rubric: Rubric,
+        *,
+        sandbox: Sandbox | None,
+    ) -> None:
+        from lhbench.envs.content.checks import checks_identity
+
+        self.store = store
+        self.pack = pack
+        self.runs = list(runs)
+        self.rubric = rubric
+        self.sandbox = sandbox
+        self.judge_key = checks_identity().key
+
+    def key(self, run: Run) -> str:
+        """The grade's key (the verify job's content check stores the same)."""
+        return grade_key(run.id, self.judge_key, self.rubric.content_hash, TierKind.OUTPUT.value, 0)
+
+    def plan(self) -> list[Unit[Run]]:
+        """One unit per run."""
+        return [Unit(self.key(r), r.id, r) for r in self.runs]
+
+    def stored(self, keys: Sequence[str]) -> Mapping[str, ResultState]:
+        """Stored grades; a partial one (no sandboxed checks) is redone by a full job."""
+        states = self.store.grade_states(keys)
+        if self.sandbox is None:
+            return states
+        out = dict(states)
+        for g in self.store.list_grades(
+            rubric_id=self.rubric.id, run_ids=[r.id for r in self.runs]
+        ):
+            if g.key in out and _partial(g):
+                out[g.key] = "retryable"
+        return out
+
+    async def run(self, unit: Unit[Run]) -> ContentGradeRow:
+        """Check the run's kept workspace; its grade (never one coerced from a failure)."""
+        from lhbench.envs.content import SourceError
+        from lhbench.envs.content.grading import check_task_workspace
+
+        run = unit.payload
+        # only a workspace lhbench's harness kept (an imported run's word is not taken)
+        ws = kept_workspace(run)
+        if ws is None or self.pack.directory is None:
+            return ContentGradeRow(run.id, None, "", "no kept workspace")
+        try:
+            report = await asyncio.to_thread(
+                check_task_workspace,
+                self.pack.directory,
+                self.pack.pack.task(run.task_id),
+                ws,
+                sandbox=self.sandbox,
+            )
+        except SourceError as exc:  # never a coerced score: no grade, and why
+            return ContentGradeRow(run.id, None, "", f"not graded: {exc}")
+        grade = report.grade(run.id, self.rubric)
+        if self.sandbox is None:
+            raw = json.loads(grade.raw_output or "{}")
+            raw["sandboxed"] = False
+            grade = grade.model_copy(update={"raw_output": json.dumps(raw)})
+        return ContentGradeRow(run.id, grade, report.detail())
+
+    def assess(self, result: ContentGradeRow) -> Assessment:
+        """Graded, or why not."""
+        if result.grade is not None:
+            return Assessment(True)
+        return Assessment(False, (result.error or "not graded").split(":", 1)[0])
+
+    def write(self, results: Sequence[ContentGradeRow]) -> None:
+        """The grades (one replaces the run's grade under the same key)."""
+        self.store.save_grades([r.grade for r in results if r.grade is not None])
+
+
+def _partial(grade: Grade) -> bool:
+    try:
+        return json.loads(grade.raw_output or "{}").get("sandboxed") is False
+    except ValueError:
+        return False
+
+
+@dataclass
+class ContentGradeOutcome:
+    """The job's summary and each run's row (its stored grade, or why it has none)."""
+
+    summary: JobSummary[ContentGradeRow]
+    rows: list[ContentGradeRow]
+
+
+async def grade_content(
+    store: Store,
+    settings: Settings,
+    *,
+    pack: str,
+    run_ids: Sequence[str] | None = None,
+    slides: bool = True,
+    concurrency: int = 2,
+    progress: Any = None,
+) -> ContentGradeOutcome:
+    """Store each run's programmatic grade on the pack's content-checks rubric.
+
+    Args:
+        store: The store (runs, and where the grades go).
+        settings: Settings (the sandbox, pack paths).
+        pack: Pack id, directory or bundled name.
+        run_ids: Only these runs (default: every run of the pack).
+        slides: Run the sandboxed checks (slides in Chromium, rendered scenes).
+        concurrency: Runs checked at once (each may start a browser).
+        progress: Progress-bar factory.
+
+    Raises:
+        ConfigError: the pack has no content-checks rubric, or a run is not the pack's.
+    """
+    from lhbench.envs.content.grading import checks_rubric
+    from lhbench.jobs.runner import run_with_progress
+
+    loaded = pack_for_id(store, settings, pack) or resolve_pack(pack, settings, store)
+    rubric = checks_rubric(loaded.pack)
+    if rubric is None:
+        raise ConfigError(f"{pack}: the pack has no content-checks rubric")
+    runs = store.list_runs(pack_id=loaded.pack.id)
+    if run_ids:
+        missing = set(run_ids) - {r.id for r in runs}
+        if missing:
+            names = ", ".join(sorted(missing))
+            raise ConfigError(f"--run: not in pack {loaded.pack.id!r}: {names}")
+        runs = [r for r in runs if r.id in set(run_ids)]
+    sandbox = None
+    if slides:
+        from lhbench.sandbox import get_sandbox
+
+        sandbox = get_sandbox(
+            settings.sandbox, unsafe=settings.unsafe_no_sandbox, image=settings.sandbox_image
+        )
+    job = ContentGradeJob(store, loaded, runs, rubric, sandbox=sandbox)
+    summary = await run_with_progress(job, progress, "content checks", concurrency=concurrency)
+    ran = {r.run_id: r for r in summary.results}
+    grades = store.list_grades(rubric_id=rubric.id, run_ids=[r.id for r in runs])
+    stored = {g.key: g for g in grades}
+    rows = []
+    for run in runs:
+        g = stored.get(job.key(run))
+        done = ran.get(run.id)
+        if g is None:
+            rows.append(done or ContentGradeRow(run.id, None, "", "not graded: see the summary"))
+            continue
+        detail = done.detail if done is not None else _stored_detail(g)
+        rows.append(ContentGradeRow(run.id, g, detail))
+    return ContentGradeOutcome(summary, rows)
+
+
+def _stored_detail(grade: Grade) -> str:
+    try:
+        return str(json.loads(grade.raw_output or "{}").get("detail", ""))
+    except ValueError:
+        return ""
 
 
 @dataclass(frozen=True)

@@ -2,6 +2,7 @@
 
 An :class:`Environment` says, for the packs it claims, how a run's final state is made
 (kept workspace, replayed files or database, a search item, an office document), which
+checks its tasks run (names in the checks registry, :mod:`lhbench.jobs.checks`), which
 fixture trajectories the pack ships as runs, which runs it judges, which options its
 judge takes, and which judge (with which tools and guide) gives the verdicts. Every job
 that needs a final state asks the pack's environment: :func:`judge_states` (``lhbench
@@ -81,6 +82,8 @@ class Environment(Protocol):
     description: str
     #: option -> allowed values (empty: any text); an option not listed is refused
     options: Mapping[str, tuple[str, ...]]
+    #: the checks its tasks run (names in the checks registry; a task may name more)
+    checks: tuple[str, ...]
 
     def claims(self, pack: LoadedPack) -> bool:
         """Whether this environment handles the pack."""
@@ -130,6 +133,7 @@ class ReplayEnvironment:
         EnvironmentKind.WEB,
     )
     options: Mapping[str, tuple[str, ...]] = {}
+    checks: tuple[str, ...] = ("verify", "hooks")
     state_dir: str = "files"
 
     def claims(self, pack: LoadedPack) -> bool:
@@ -206,6 +210,7 @@ class FigmaEnvironment(ReplayEnvironment):
         "an app built from a Figma design: the run's workspace, built, served and captured"
     )
     kinds: tuple[EnvironmentKind, ...] = (EnvironmentKind.FIGMA_TO_CODE,)
+    checks: tuple[str, ...] = ("verify", "hooks", "figma")
 
 
 class ContentEnvironment(ReplayEnvironment):
@@ -216,6 +221,7 @@ class ContentEnvironment(ReplayEnvironment):
         "a course the agent produced: the run's workspace, its scenes, slides and citations"
     )
     kinds: tuple[EnvironmentKind, ...] = (EnvironmentKind.PROGRAMMATIC_CONTENT,)
+    checks: tuple[str, ...] = ("verify", "hooks", "content")
 
 
 class SearchEnvironment(ReplayEnvironment):
@@ -357,7 +363,7 @@ def _builtins() -> list[Environment]:
 ENVIRONMENTS: Registry[Environment] = Registry(
     GROUPS["environments"],
     _builtins,
-    adapt=adapter(Environment, "an Environment (name, options, claims, states, …)"),
+    adapt=adapter(Environment, "an Environment (name, options, checks, claims, states, …)"),
 )
 
 

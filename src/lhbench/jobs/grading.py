@@ -8,12 +8,25 @@ Bookkeeping is batched: the units to run are prepared in windows ahead of their 
 (evidence loaded once per run, each prompt rendered once, each request encoded once, all
 their cache keys looked up in one query: :mod:`lhbench.jobs.batches`), and results are
 written with the responses they came from, a batch at a time, in one transaction.
+
+On Ray (``GradeJob(..., remote=RayExecutor)``) each unit is prepared here the same way and
+sent, a batch of units per Ray task, to a worker: the worker builds each judge from its
+model spec (the endpoint pinned to the one this machine resolved, so the grade's identity
+and request keys are the same), asks the model and returns the grades. Only this machine
+writes the store, keyed by grade identity, so a batch run again after a lost worker is
+stored once. The response cache stays in the store: the stored replies of a batch's first
+requests travel with it, the worker keeps its new replies in memory for the batch (a
+re-ask, or an identical request in the same batch, is answered from there) and returns
+them, and they are written here with the grades. A judge's ``max_concurrency`` is kept
+here, over the units in flight on all workers.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+import asyncio
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
 
 from lhbench.jobs.batches import DEFAULT_WINDOW, RequestWindows, drain_caches
 from lhbench.jobs.evidence import EvidenceCache
@@ -27,11 +40,26 @@ from lhbench.judges import (
     RubricJudge,
     candidate_pairs,
 )
-from lhbench.models import PreparedRequest, ReplyCache
+from lhbench.models import (
+    CacheRow,
+    ModelSpec,
+    PreparedRequest,
+    Reply,
+    ReplyCache,
+    cache_refresh,
+    cache_refreshing,
+)
 from lhbench.schema import Grade, GradeStatus, PreferenceVote, Rubric, Run, Task, Tier
 from lhbench.store import ResultState, Store
 
-__all__ = ["GradeJob", "PairwiseJob"]
+__all__ = [
+    "DEFAULT_REMOTE_BATCH",
+    "GradeJob",
+    "PairwiseJob",
+    "RemoteExecutor",
+    "RemoteGrade",
+    "grade_on_node",
+]
 
 
 def _caches(clients: Sequence[object]) -> list[ReplyCache]:
@@ -83,8 +111,181 @@ class _PreparedGrade:
     request: PreparedRequest
 
 
+class RemoteExecutor(Protocol):
+    """Runs a module-level function on another machine (the Ray executor's ``call``)."""
+
+    async def call(self, fn: Callable[..., Any], *args: Any) -> Any:
+        """``fn(*args)`` where the executor runs work; its result."""
+        ...
+
+
+#: grading units per Ray task: enough to amortise a task's start and the judge clients it
+#: builds, few enough that a lost worker costs little to redo and that an endpoint's
+#: ``max_concurrency`` units (8 by default) make two batches, on two workers
+DEFAULT_REMOTE_BATCH = 4
+
+
+@dataclass(frozen=True)
+class RemoteGrade:
+    """One grading unit as it travels to a worker: what it needs to build the judge and ask.
+
+    ``spec`` has the endpoint this machine resolved (``OPENAI_BASE_URL`` and the like read
+    here, not on the worker); ``judge_key`` is the judge identity this machine computed,
+    which the worker's judge must match; ``cached``: the stored replies of the unit's first
+    request (none when ``refresh``).
+    """
+
+    spec: dict[str, Any]
+    retries: int
+    budget_tokens: int
+    judge_key: str
+    run: Run
+    rubric: Rubric
+    tier: str
+    repeat: int
+    key: str
+    request: PreparedRequest
+    refresh: bool = False
+    cached: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+
+class _NodeCache:
+    """A batch's response cache on a worker: the replies it brought; new ones are drained."""
+
+    def __init__(self, docs: dict[str, dict[str, Any]]) -> None:
+        self.docs = docs
+
+    def get_cached_responses(self, keys: Sequence[str]) -> dict[str, dict[str, Any]]:
+        return {k: self.docs[k] for k in keys if k in self.docs}
+
+    def put_cached_responses(self, rows: Sequence[CacheRow]) -> int:
+        return 0  # the batch's new replies go back to the job, which writes them
+
+    def get_cached_response(self, key: str) -> dict[str, Any] | None:
+        return self.docs.get(key)
+
+    def put_cached_response(self, key: str, model: str, response: dict[str, Any]) -> None:
+        return None
+
+
+def grade_on_node(
+    units: Sequence[RemoteGrade], use_cache: bool
+) -> tuple[list[dict[str, Any]], list[tuple[str, str, dict[str, Any]]]]:
+    """The Ray task: a batch of grades made here, as JSON, and the new replies they cost."""
+    return asyncio.run(_grade_on_node(units, use_cache))
+
+
+async def _grade_on_node(
+    units: Sequence[RemoteGrade], use_cache: bool
+) -> tuple[list[dict[str, Any]], list[tuple[str, str, dict[str, Any]]]]:
+    from lhbench.models import ModelPool
+
+    seeds = {k: doc for u in units for k, doc in u.cached.items()}
+    pool = ModelPool(_NodeCache(seeds) if use_cache else None)
+    async with pool.session():
+        judges: dict[tuple[str, int, int], RubricJudge] = {}
+
+        async def one(u: RemoteGrade) -> Grade:
+            jkey = (u.judge_key, u.retries, u.budget_tokens)
+            judge = judges.get(jkey)
+            if judge is None:
+                spec = ModelSpec.model_validate(u.spec)
+                judge = RubricJudge(
+                    pool.get(spec), spec, retries=u.retries, budget_tokens=u.budget_tokens
+                )
+                if judge.identity.key != u.judge_key:
+                    raise RuntimeError(
+                        f"judge {spec.ref!r} has another identity on this node than on the "
+                        "machine that sent it: install the same lhbench version on every node"
+                    )
+                judges[jkey] = judge
+            tier = u.rubric.tier(u.tier)
+            with cache_refresh(u.refresh):
+                return await judge.grade(
+                    Evidence(run=u.run, task=None),
+                    u.rubric,
+                    tier,
+                    repeat=u.repeat,
+                    request=u.request,
+                    key=u.key,
+                )
+
+        grades = await asyncio.gather(*(one(u) for u in units))
+        rows = pool.replies.drain() if pool.replies is not None else []
+    return (
+        [g.model_dump(mode="json") for g in grades],
+        [(r.key, r.model, r.response) for r in rows],
+    )
+
+
+class _RemoteBatches:
+    """Grading units gathered into batches, each sent as one task to the executor.
+
+    A batch leaves when it is full or ``linger`` seconds after its first unit arrived; the
+    replies a batch cost are put into its judges' response cache (written with the grades).
+    """
+
+    def __init__(
+        self, executor: RemoteExecutor, *, size: int = DEFAULT_REMOTE_BATCH, linger: float = 0.05
+    ) -> None:
+        if size < 1:
+            raise ValueError("a batch holds at least one grading unit")
+        self.executor = executor
+        self.size = size
+        self.linger = linger
+        self._queue: list[tuple[RemoteGrade, ReplyCache | None, asyncio.Future[Grade]]] = []
+        self._timer: asyncio.TimerHandle | None = None
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    async def grade(self, item: RemoteGrade, cache: ReplyCache | None) -> Grade:
+        loop = asyncio.get_running_loop()
+        fut: asyncio.Future[Grade] = loop.create_future()
+        self._queue.append((item, cache, fut))
+        if len(self._queue) >= self.size:
+            self._send()
+        elif self._timer is None:
+            self._timer = loop.call_later(self.linger, self._send)
+        return await fut
+
+    def _send(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        batch, self._queue = self._queue, []
+        if batch:
+            task = asyncio.ensure_future(self._run(batch))
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+
+    async def _run(
+        self, batch: list[tuple[RemoteGrade, ReplyCache | None, asyncio.Future[Grade]]]
+    ) -> None:
+        caches = {id(c): c for _, c, _ in batch if c is not None}
+        try:
+            docs, rows = await self.executor.call(
+                grade_on_node, [item for item, _, _ in batch], bool(caches)
+            )
+            grades = [Grade.model_validate(d) for d in docs]
+        except Exception as exc:  # a lost worker Ray gave up on, or a node's error
+            for _, _, fut in batch:
+                if not fut.done():
+                    fut.set_exception(exc)
+            return
+        for key, model, doc in rows:
+            reply = Reply.from_doc(doc)
+            if reply is not None:
+                for cache in caches.values():
+                    cache.put(key, model, reply)
+        for (_, _, fut), grade in zip(batch, grades, strict=True):
+            if not fut.done():
+                fut.set_result(grade)
+
+
 class GradeJob:
-    """Every run × judge × repeat on one rubric tier (the Job protocol)."""
+    """Every run × judge × repeat on one rubric tier (the Job protocol).
+
+    ``remote``: grade on that executor's workers (Ray), ``batch`` units per task.
+    """
 
     name = "grade"
 
@@ -99,6 +300,8 @@ class GradeJob:
         tasks: dict[str, Task],
         repeats: int = 1,
         window: int = DEFAULT_WINDOW,
+        remote: RemoteExecutor | None = None,
+        batch: int = DEFAULT_REMOTE_BATCH,
     ) -> None:
         self.store = store
         self.runs = list(runs)
@@ -113,6 +316,8 @@ class GradeJob:
         self._windows: RequestWindows[_GradeUnit, _PreparedGrade] = RequestWindows(
             self._prepare, size=window
         )
+        self._remote = _RemoteBatches(remote, size=batch) if remote is not None else None
+        self._limits: dict[str, asyncio.Semaphore] = {}
 
     def plan(self) -> list[Unit[_GradeUnit]]:
         """Run-major, so a run's evidence is loaded once for all its judges and repeats."""
@@ -153,6 +358,8 @@ class GradeJob:
         """One grade (from its prepared request when the window has it)."""
         u = unit.payload
         prepared = await self._windows.get(unit)
+        if self._remote is not None:
+            return await self._run_remote(unit, prepared)
         if prepared is None:
             evidence = await self.evidence.get(u.run)
             return await u.judge.judge(GradeItem(u.run, self.rubric, self.tier, u.repeat, evidence))
@@ -164,6 +371,47 @@ class GradeJob:
             request=prepared.request,
             key=unit.key,  # the plan's key is the grade's
         )
+
+    async def _run_remote(self, unit: Unit[_GradeUnit], prepared: _PreparedGrade | None) -> Grade:
+        """One grade made on a worker: the unit's request and stored reply travel with it."""
+        assert self._remote is not None
+        u = unit.payload
+        if prepared is None:  # not prepared ahead (a final failure re-asked)
+            evidence = await self.evidence.get(u.run)
+            request = u.judge.request(evidence, self.rubric, self.tier, repeat=u.repeat)
+        else:
+            request = prepared.request
+        refresh = cache_refreshing()
+        cached: dict[str, dict[str, Any]] = {}
+        cache = u.judge.client.cache
+        if cache is not None and not refresh:
+            reply = await cache.lookup(request.key)
+            if reply is not None:
+                cached[request.key] = reply.to_doc()
+        spec = u.judge.spec
+        pinned = spec.model_copy(update={"base_url": spec.endpoint})
+        # an endpoint's limit holds across the workers: its units in flight, one call each
+        limit = self._limits.get(spec.pool_key)
+        if limit is None:
+            limit = self._limits[spec.pool_key] = asyncio.Semaphore(spec.max_concurrency)
+        async with limit:
+            return await self._remote.grade(
+                RemoteGrade(
+                    spec=pinned.model_dump(mode="json"),
+                    retries=u.judge.retries,
+                    budget_tokens=u.judge.budget_tokens,
+                    judge_key=u.judge.identity.key,
+                    run=u.run,
+                    rubric=self.rubric,
+                    tier=self.tier.kind.value,
+                    repeat=u.repeat,
+                    key=unit.key,
+                    request=request,
+                    refresh=refresh,
+                    cached=cached,
+                ),
+                cache,
+            )
 
     def assess(self, result: Grade) -> Assessment:
         """Ok, a parse failure (final), or an error (retryable when transport)."""

@@ -35,6 +35,7 @@ __all__ = [
     "ProgressSink",
     "Unit",
     "run_job",
+    "run_with_progress",
     "short_reason",
 ]
 
@@ -301,3 +302,14 @@ async def run_job(
         summary.seconds = time.monotonic() - started
         gc.unfreeze()
     return summary
+
+
+async def run_with_progress(job: Job[P, R], progress: Any, label: str, **kw: Any) -> JobSummary[R]:
+    """:func:`run_job` under a progress bar (None: no bar).
+
+    ``progress`` is a ``label -> context`` factory giving a :class:`ProgressSink` (the CLI's).
+    """
+    if progress is None:
+        return await run_job(job, **kw)
+    with progress(label) as sink:
+        return await run_job(job, progress=sink, **kw)

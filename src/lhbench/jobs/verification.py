@@ -1,111 +1,72 @@
 """Verification: a task's checks run on every run's final state, each storing a Label.
 
-The checks are the task's ``verify`` script (``environment.verify``, default ``verify.py``)
-and its declared hook checks, run on the kept workspace of a run lhbench ran, or on the
-replayed state of an imported one. A check that crashes, times out or answers in a shape
-it should not gives an undecided label with the reason: the job goes on. So does a replay
-that could not apply every call the run made (a write refused, a statement failing where
-the run's succeeded): a check on a state the run never left decides nothing.
+The checks are entries of the checks registry (:mod:`lhbench.jobs.checks`): the ones the
+pack's environment names (the task's ``verify`` script and hook checks everywhere, the
+Figma or content checks in those domains), then the ones the task names itself. They run
+on the kept workspace of a run lhbench ran, or on the replayed state of an imported one.
+A check that crashes, times out or answers in a shape it should not gives an undecided
+label with the reason: the job goes on. So does a replay that could not apply every call
+the run made (a write refused, a statement failing where the run's succeeded): a check on
+a state the run never left decides nothing.
 """
 
 from __future__ import annotations
 
-import asyncio
-import hashlib
-import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from lhbench.envs import ReplayError, VerifyError, run_state_check, run_verify
-from lhbench.errors import InfrastructureError
+from lhbench.envs import ReplayError
+from lhbench.errors import ConfigError, InfrastructureError
+from lhbench.jobs.checks import Check, CheckContext, TaskCheck, plan_checks
 from lhbench.jobs.packs import LoadedPack
 from lhbench.jobs.runner import Assessment, Unit
 from lhbench.jobs.states import StateProvider
 from lhbench.sandbox import Sandbox
-from lhbench.schema import (
-    EnvironmentKind,
-    FailureKind,
-    Label,
-    Run,
-    RunStatus,
-    Task,
-    Trajectory,
-    label_key,
-)
+from lhbench.schema import FailureKind, Label, Run, RunStatus, Task, Trajectory, label_key
 from lhbench.store import ResultState, Store
 
 if TYPE_CHECKING:
-    from lhbench.envs.content.checks import CourseReport
-    from lhbench.envs.figma import CheckReport
     from lhbench.harness.runner import RunOutcome, RunSpec
+    from lhbench.jobs.environments import Environment
 
 __all__ = [
     "Check",
     "VerifyJob",
     "check_on_node",
     "check_outcome_on_node",
-    "content_checks",
-    "figma_checks",
-    "run_content_checks",
-    "run_figma_checks",
-    "state_checks",
+    "environment_checks",
     "task_checks",
 ]
 
-
-@dataclass(frozen=True)
-class Check:
-    """One check of a task: its script, the label source it writes, its content hash."""
-
-    script: Path
-    source: str
-    check_hash: str
-    hook: bool = False
-    figma: bool = False  # script is the task's ground-truth directory (see figma checks below)
-    plugin: str | None = None  # a named state check (lhbench.plugins), run in the sandbox
-    content: bool = False  # the programmatic-content checks (see content checks below)
+#: the checks of a pack no environment claims (a job given its states directly)
+DEFAULT_CHECKS = ("verify", "hooks")
 
 
-def task_checks(task: Task, task_dir: Path | None) -> list[Check]:
-    """The task's checks: its verify script first, then its hook checks (deduplicated)."""
-    if task_dir is None:
-        return state_checks(task)
-    out: list[Check] = []
-    verify = task_dir / (task.environment.verify or "verify.py")
-    if verify.is_file():
-        out.append(Check(verify, f"verify:{task.id}/{verify.name}", task.content_hash))
-    seen = set()
-    for h in task.environment.hooks:
-        if h.check in seen:
-            continue
-        seen.add(h.check)
-        script = task_dir / h.check
-        if script.is_file():
-            out.append(Check(script, f"check:{task.id}/{h.check}", task.content_hash, hook=True))
-    out += state_checks(task)
-    return out
+def environment_checks(pack: LoadedPack) -> tuple[str, ...]:
+    """The checks the pack's environment names for its tasks."""
+    from lhbench.jobs.environments import environment_for
+
+    try:
+        return tuple(environment_for(pack).checks)
+    except ConfigError:
+        return DEFAULT_CHECKS
 
 
-def state_checks(task: Task) -> list[Check]:
-    """The task's named state checks; a new version of a check's package runs it again."""
-    from lhbench.plugins import check_registry
-
-    registry = check_registry()
-    out = []
-    for name in dict.fromkeys(task.environment.checks):
-        check = registry.get(name)
-        version = str(getattr(check, "version", "")) if check is not None else "missing"
-        digest = hashlib.sha256(f"{task.content_hash}|{name}|{version}".encode()).hexdigest()
-        out.append(Check(Path(name), f"plugin:{task.id}/{name}", digest, plugin=name))
-    return out
+def task_checks(
+    pack: LoadedPack, task: Task, environment: Environment | None = None
+) -> list[Check]:
+    """The task's planned checks: its environment's, then its own (by name)."""
+    names = environment.checks if environment is not None else environment_checks(pack)
+    return [c for _, c in plan_checks(pack, task, names)]
 
 
 @dataclass(frozen=True)
 class _CheckUnit:
     run: Run
     check: Check
+    kind: TaskCheck
 
 
 class VerifyJob:
@@ -120,11 +81,13 @@ class VerifyJob:
         states: StateProvider,
         *,
         timeout_s: float = 60.0,
+        environment: Environment | None = None,
     ) -> None:
         self._store = store
         self.runs = list(runs)
         self.states = states
         self.timeout_s = timeout_s
+        self.environment = environment
 
     @property
     def store(self) -> Store:
@@ -134,18 +97,22 @@ class VerifyJob:
         return self._store
 
     def plan(self) -> list[Unit[_CheckUnit]]:
-        """One unit per run and check."""
+        """One unit per run and check (the environment's checks, then the task's own)."""
+        pack = self.states.pack
+        names = (
+            self.environment.checks if self.environment is not None else environment_checks(pack)
+        )
+        planned: dict[str, list[tuple[TaskCheck, Check]]] = {}
         out = []
         for run in self.runs:
             task = self.states.task(run)
             if task is None:
                 continue
-            checks = task_checks(task, self.states.pack.task_dir(task.id))
-            checks += figma_checks(self.states.pack, task)
-            checks += content_checks(self.states.pack, task)
-            for check in checks:
+            if task.id not in planned:
+                planned[task.id] = plan_checks(pack, task, names)
+            for kind, check in planned[task.id]:
                 key = label_key(run.id, check.source, check.check_hash)
-                out.append(Unit(key, f"{run.id} · {check.source}", _CheckUnit(run, check)))
+                out.append(Unit(key, f"{run.id} · {check.source}", _CheckUnit(run, check, kind)))
         return out
 
     def stored(self, keys: Sequence[str]) -> Mapping[str, ResultState]:
@@ -168,145 +135,37 @@ class VerifyJob:
         return out
 
     async def run(self, unit: Unit[_CheckUnit]) -> Label:
-        """Run one check on the run's final state."""
+        """Run one check on the run's final state, through its registry entry."""
         run, check = unit.payload.run, unit.payload.check
         try:
             state = await self.states.get(run)
         except (LookupError, OSError, ValueError, ReplayError) as exc:
-            return self._label(run, check, None, "", f"no final state: {exc}")
+            return check.label(run, None, "", f"no final state: {exc}")
         if state.replayed and state.skipped:
             # the replayed state lacks something the run did: a check on it decides nothing
             n = len(state.skipped)
-            return self._label(
+            return check.label(
                 run,
-                check,
                 None,
                 "",
                 f"replay incomplete: {n} call(s) of the run could not be replayed: "
                 + "; ".join(state.skipped[:3]),
             )
+        ctx = CheckContext(
+            self._store,
+            self.states.pack,
+            self.states.workdir,
+            self.states.sandbox,
+            self.timeout_s,
+        )
         try:
-            return await self._check(run, check, state.ref.root, state.ref.db_url)
+            return await unit.payload.kind.run(check, run, state, ctx)
         except InfrastructureError as exc:
             # what the check needs is missing here (a package, a browser, the sandbox):
             # no label, retried by the next run of the command, counted as infrastructure
-            return self._label(
-                run,
-                check,
-                None,
-                "",
-                f"infrastructure: {exc}",
-                kind=FailureKind.INFRASTRUCTURE,
+            return check.label(
+                run, None, "", f"infrastructure: {exc}", kind=FailureKind.INFRASTRUCTURE
             )
-
-    async def _check(self, run: Run, check: Check, root: Path | None, db_url: str | None) -> Label:
-        if check.hook:
-            return await asyncio.to_thread(self._hook, run, check, root)
-        if check.figma:
-            return await asyncio.to_thread(self._figma, run, check, root)
-        if check.content:
-            return await asyncio.to_thread(self._content, run, check, root)
-        try:
-            if check.plugin is not None:
-                res = await asyncio.to_thread(
-                    run_state_check,
-                    check.plugin,
-                    root=root,
-                    db_url=db_url,
-                    timeout=self.timeout_s,
-                    sandbox=self.states.sandbox,
-                )
-            else:
-                res = await asyncio.to_thread(
-                    run_verify,
-                    check.script,
-                    root=root,
-                    db_url=db_url,
-                    timeout=self.timeout_s,
-                    sandbox=self.states.sandbox,
-                )
-        except VerifyError as exc:
-            return self._label(run, check, None, "", str(exc))
-        return self._label(run, check, res.passed, res.detail, None)
-
-    def _hook(self, run: Run, check: Check, root: Path | None) -> Label:
-        from lhbench.harness.hooks import run_hooks
-        from lhbench.schema import HookSpec
-
-        if root is None:
-            return self._label(run, check, None, "", "hook checks need a directory state")
-        spec = HookSpec(after_tool="*", check=check.script.name, timeout_s=self.timeout_s)
-        [res] = run_hooks([spec], "*", check.script.parent, root, sandbox=self.states.sandbox)
-        if res.error is not None:
-            return self._label(run, check, None, "", res.error)
-        return self._label(run, check, res.ok, res.diagnosis, None)
-
-    def _figma(self, run: Run, check: Check, root: Path | None) -> Label:
-        """Figma-to-code output checks: a label, a programmatic grade, the judge's frames."""
-        if root is None:
-            return self._label(run, check, None, "", "figma checks need the run's workspace")
-        try:
-            report = run_figma_checks(
-                self.store,
-                self.states.pack,
-                run,
-                check,
-                root,
-                self.states.workdir,
-                self.states.sandbox,
-            )
-        except InfrastructureError:
-            raise
-        except Exception as exc:  # a check that breaks is an undecided label, never a crash
-            return self._label(run, check, None, "", f"figma checks failed: {exc}")
-        from lhbench.envs.figma.fidelity import DEPLOY_SOURCE
-
-        # built & deployed is its own label, beside (never instead of) the quality pass
-        deploy = Check(
-            check.script,
-            DEPLOY_SOURCE + check.source.removeprefix("figma"),
-            check.check_hash,
-            figma=True,
-        )
-        self.store.save_labels([self._label(run, deploy, report.deployed(), report.detail(), None)])
-        verdict = report.verdict()
-        if verdict is None:
-            return self._label(run, check, None, "", report.fidelity().describe())
-        return self._label(run, check, verdict, report.detail(), None)
-
-    def _content(self, run: Run, check: Check, root: Path | None) -> Label:
-        """Programmatic-content checks: a label and a grade with the offending citations."""
-        if root is None:
-            return self._label(run, check, None, "", "content checks need the run's workspace")
-        try:
-            report = run_content_checks(
-                self.store, self.states.pack, run, root, self.states.sandbox
-            )
-        except InfrastructureError:
-            raise
-        except Exception as exc:  # a check that breaks is an undecided label, never a crash
-            return self._label(run, check, None, "", f"content checks failed: {exc}")
-        return self._label(run, check, report.passed(), report.detail(), None)
-
-    @staticmethod
-    def _label(
-        run: Run,
-        check: Check,
-        passed: bool | None,
-        detail: str,
-        error: str | None,
-        *,
-        kind: FailureKind | None = None,
-    ) -> Label:
-        return Label(
-            run_id=run.id,
-            passed=passed,
-            source=check.source,
-            detail=detail[:2000],
-            error=error[:2000] if error else None,
-            check_hash=check.check_hash,
-            failure_kind=kind,
-        )
 
     def assess(self, result: Label) -> Assessment:
         """A decided label is ok (pass or fail alike); an undecided one says why.
@@ -360,120 +219,19 @@ async def check_on_node(
 
     A run made on a Ray worker leaves its workspace on that node: its verify script, hook
     checks and named state checks run there, in that node's sandbox, right after the run
-    (the labels travel back with the run). Figma and content checks store grades and
-    artifacts themselves: they stay with the job, which replays the state when the
-    workspace is elsewhere.
+    (the labels travel back with the run). A check that stores grades or artifacts itself
+    (``needs_store``: the Figma and content checks) stays with the job, which replays the
+    state when the workspace is elsewhere.
     """
     if run.status in (RunStatus.RUNNING, RunStatus.PENDING):
         return []
     provider = StateProvider(None, pack, workdir, sandbox=sandbox)
     await provider.get(run, trajectory)  # made from the trajectory in hand, then shared
     job = VerifyJob(None, [run], provider, timeout_s=timeout_s)
-    return [
-        await job.run(u)
-        for u in job.plan()
-        if not (u.payload.check.figma or u.payload.check.content)
-    ]
+    return [await job.run(u) for u in job.plan() if not u.payload.kind.needs_store]
 
 
 def _first(error: str | None) -> str:
     """What an infrastructure error was about, in a few words (``playwright is not …``)."""
     text = (error or "").removeprefix("infrastructure: ")
     return text.split(";", 1)[0].split(":", 1)[0][:80] or "error"
-
-
-# -- Figma-to-code output checks ------------------------------------------------------------
-# A figma-to-code task with a ground-truth directory (task.ground_truth[0] under the pack's
-# ground_truth/) gets one more check: lhbench.envs.figma.check_app on the run's workspace.
-# It stores the quality label (fidelity ≥ the calibrated threshold: LH-Bench's "quality ≥ 4
-# of 5"), a separate ``figma-deploy`` label (build, deploy, every route renders, nothing
-# leaks), a programmatic
-# grade on the pack's ``figma-checks`` rubric when the pack has one, and the reference and
-# captured frames as the run's artifacts (what the output judge then sees).
-
-_FIGMA_SEMAPHORE = threading.Semaphore(1)  # one build and browser at a time: they are heavy
-
-
-def figma_checks(pack: LoadedPack, task: Task) -> list[Check]:
-    """The task's Figma output check, when it is a figma-to-code task with ground truth."""
-    from lhbench.envs.figma import CHECKS_VERSION
-    from lhbench.packs import hash_tree
-
-    kind = task.environment.kind or pack.pack.environment
-    if kind != EnvironmentKind.FIGMA_TO_CODE or pack.directory is None or not task.ground_truth:
-        return []
-    gt = pack.directory / "ground_truth" / task.ground_truth[0]
-    if not (gt / "manifest.json").is_file():
-        return []
-    rubric = next((r.content_hash for r in pack.pack.rubrics if r.id == "figma-checks"), "")
-    digest = hashlib.sha256(
-        "|".join([task.content_hash, hash_tree(gt), rubric, CHECKS_VERSION]).encode()
-    ).hexdigest()
-    return [Check(gt, f"figma:{task.id}/{task.ground_truth[0]}", digest, figma=True)]
-
-
-def run_figma_checks(
-    store: Store,
-    pack: LoadedPack,
-    run: Run,
-    check: Check,
-    root: Path,
-    workdir: Path,
-    sandbox: Sandbox,
-) -> CheckReport:
-    """Check the app in ``root``; store the grade and the judge's artifacts; the report."""
-    from lhbench.envs.figma import check_app, judge_artifacts
-
-    design = pack.directory / "figma" if pack.directory is not None else None
-    with _FIGMA_SEMAPHORE:
-        report = check_app(
-            root,
-            check.script,
-            design=design if design is not None and design.is_dir() else None,
-            work_dir=workdir / run.id / "figma",
-            sandbox=sandbox,
-            cache_dir=workdir / "npm-cache",
-        )
-    rubric = next((r for r in pack.pack.rubrics if r.id == "figma-checks"), None)
-    if rubric is not None:
-        store.save_grades([report.grade(run.id, rubric)])
-    for artifact in judge_artifacts(report, run.id):
-        store.save_artifact(artifact)
-    return report
-
-
-# -- Programmatic-content checks ------------------------------------------------------------
-# A programmatic-content task with frozen sources gets the citation, coverage, slide and
-# scene checks on the run's workspace: a label, and a grade on the pack's content-checks
-# rubric (its evidence the offending citations) when the pack has one.
-def content_checks(pack: LoadedPack, task: Task) -> list[Check]:
-    """The task's content check, when it is a programmatic-content task."""
-    from lhbench.envs.content.checks import CHECKS_VERSION
-    from lhbench.packs import hash_tree
-
-    kind = task.environment.kind or pack.pack.environment
-    if kind != EnvironmentKind.PROGRAMMATIC_CONTENT or pack.directory is None:
-        return []
-    gt = pack.directory / "ground_truth"
-    rubric = next((r.content_hash for r in pack.pack.rubrics if r.id == "content-checks"), "")
-    digest = hashlib.sha256(
-        "|".join(
-            [task.content_hash, hash_tree(gt) if gt.is_dir() else "", rubric, CHECKS_VERSION]
-        ).encode()
-    ).hexdigest()
-    return [Check(pack.directory, f"content:{task.id}", digest, content=True)]
-
-
-def run_content_checks(
-    store: Store, pack: LoadedPack, run: Run, root: Path, sandbox: Sandbox
-) -> CourseReport:
-    """Check the course in ``root``; store the grade; the report."""
-    from lhbench.envs.content.grading import check_task_workspace, checks_rubric
-
-    assert pack.directory is not None
-    task = next(t for t in pack.pack.tasks if t.id == run.task_id)
-    report = check_task_workspace(pack.directory, task, root, sandbox=sandbox)
-    rubric = checks_rubric(pack.pack)
-    if rubric is not None:
-        store.save_grades([report.grade(run.id, rubric)])
-    return report

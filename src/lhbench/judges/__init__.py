@@ -35,7 +35,9 @@ if TYPE_CHECKING:
         TierKey,
         judge_labels,
         noise_floor,
+        panel_score,
         panel_scores,
+        repeat_sd,
         tier_keys,
     )
     from lhbench.judges.prompts import PAIRWISE_PROMPT_VERSION, RUBRIC_PROMPT_VERSION
@@ -95,10 +97,12 @@ __all__ = [
     "judge_labels",
     "judge_tool_servers",
     "noise_floor",
+    "panel_score",
     "panel_scores",
     "raw_output",
     "render_trajectory",
     "repeat_salt",
+    "repeat_sd",
     "rubric_judge_identity",
     "tier_keys",
 ]
@@ -144,7 +148,9 @@ _MODULES = {
     "judge_labels": "lhbench.judges.panel",
     "judge_tool_servers": "lhbench.judges.verdict",
     "noise_floor": "lhbench.judges.panel",
+    "panel_score": "lhbench.judges.panel",
     "panel_scores": "lhbench.judges.panel",
+    "repeat_sd": "lhbench.judges.panel",
     "raw_output": "lhbench.judges.base",
     "render_trajectory": "lhbench.judges.render",
     "repeat_salt": "lhbench.judges.rubric",

@@ -15,7 +15,10 @@ from lhbench.judges.output import JudgeInt
 from lhbench.judges.render import fence, render_trajectory
 from lhbench.schema import ErrorType, Trajectory
 
-__all__ = ["ExtractedError", "FailureExtractor"]
+__all__ = ["PROMPT_VERSION", "ExtractedError", "FailureExtractor"]
+
+#: part of a stored extraction's key: a new prompt or answer schema asks again
+PROMPT_VERSION = "failure-extract/1"
 
 _TYPES = {
     "tool_call_failure": "a failed tool call: MCP timeout, missing file, permission, bad arguments",

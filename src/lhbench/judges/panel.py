@@ -28,7 +28,9 @@ __all__ = [
     "TierKey",
     "judge_labels",
     "noise_floor",
+    "panel_score",
     "panel_scores",
+    "repeat_sd",
     "tier_keys",
 ]
 
@@ -82,6 +84,37 @@ class RunTierScore:
     variance: float
 
 
+def panel_score(
+    run_id: str,
+    judge_scores: dict[str, float],
+    dimension_means: dict[str, float] | None = None,
+) -> RunTierScore:
+    """One run's panel score from each judge's (repeat-averaged) tier score.
+
+    The one definition of the panel's mean and cross-judge variance: the report computes
+    the judges' scores from grade documents, the web app from the store's per-(run, judge)
+    sums, and both end here.
+    """
+    vals = list(judge_scores.values())
+    return RunTierScore(
+        run_id=run_id,
+        judge_scores=judge_scores,
+        dimension_means=dimension_means or {},
+        mean=statistics.fmean(vals),
+        variance=statistics.pvariance(vals) if len(vals) > 1 else 0.0,
+    )
+
+
+def repeat_sd(n: int, total: float, total_sq: float) -> float:
+    """Population SD of one judge's ``n`` repeated tier scores of one run, from their sums.
+
+    The noise floor's unit (LH-Bench): :func:`noise_floor` averages it per judge, the web
+    overview per agent, from the store's sums (``total``: Σs, ``total_sq``: Σs²).
+    """
+    mean = total / n
+    return math.sqrt(max(0.0, total_sq / n - mean * mean))
+
+
 def panel_scores(grades: Iterable[Grade], key: TierKey) -> dict[str, RunTierScore]:
     """Run id -> panel score on ``key``, from the grades that hold scores."""
     chosen = [
@@ -103,18 +136,11 @@ def panel_scores(grades: Iterable[Grade], key: TierKey) -> dict[str, RunTierScor
     out = {}
     for run_id, judges in per_judge.items():
         jscores = {j: statistics.fmean(v) for j, v in judges.items()}
-        vals = list(jscores.values())
         dmeans = {
             d: statistics.fmean(statistics.fmean(v) for v in by_judge.values())
             for d, by_judge in dims[run_id].items()
         }
-        out[run_id] = RunTierScore(
-            run_id=run_id,
-            judge_scores=jscores,
-            dimension_means=dmeans,
-            mean=statistics.fmean(vals),
-            variance=statistics.pvariance(vals) if len(vals) > 1 else 0.0,
-        )
+        out[run_id] = panel_score(run_id, jscores, dmeans)
     return out
 
 
@@ -132,7 +158,8 @@ def noise_floor(grades: Iterable[Grade]) -> dict[str, float]:
     per_judge: dict[str, list[float]] = defaultdict(list)
     for (judge, _run, _key), scores in by.items():
         if len(scores) >= 2:
-            per_judge[judge].append(statistics.pstdev(scores))
+            sq = math.fsum(s * s for s in scores)
+            per_judge[judge].append(repeat_sd(len(scores), math.fsum(scores), sq))
     return {j: statistics.fmean(v) for j, v in sorted(per_judge.items())}
 
 

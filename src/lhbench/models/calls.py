@@ -26,6 +26,7 @@ __all__ = [
     "Ledger",
     "backoff_delay",
     "cache_refresh",
+    "cache_refreshing",
     "cache_salt",
     "current_ledger",
     "is_transport_error",
@@ -128,6 +129,11 @@ def cache_refresh(refresh: bool = True) -> Iterator[None]:
         yield
     finally:
         _REFRESH.reset(token)
+
+
+def cache_refreshing() -> bool:
+    """Whether this context asks again ignoring cached answers (work sent elsewhere carries it)."""
+    return _REFRESH.get()
 
 
 def retryable(exc: BaseException) -> bool:

@@ -9,14 +9,24 @@ from lhbench.reporting.ablation import ablation_section
 from lhbench.reporting.agreement import agreement_section
 from lhbench.reporting.aj import aj_section
 from lhbench.reporting.arena import arena_section
-from lhbench.reporting.data import Exclusions, ReportData, current_grades, group_label
+from lhbench.reporting.data import (
+    Exclusions,
+    ReportData,
+    current_grades,
+    group_label,
+    label_is_stale,
+    label_outcomes,
+)
 from lhbench.reporting.failures import failures_section
 from lhbench.reporting.health import grading_health_section
 from lhbench.reporting.leaderboard import (
     LeaderboardRow,
     PassRateRow,
+    leaderboard_notes,
+    leaderboard_row,
     leaderboard_rows,
     leaderboard_section,
+    pass_rate_row,
     pass_rate_rows,
 )
 from lhbench.reporting.render import ReportFiles, build_sections, write_report
@@ -41,8 +51,13 @@ __all__ = [
     "fmt",
     "grading_health_section",
     "group_label",
+    "label_is_stale",
+    "label_outcomes",
+    "leaderboard_notes",
+    "leaderboard_row",
     "leaderboard_rows",
     "leaderboard_section",
+    "pass_rate_row",
     "pass_rate_rows",
     "write_report",
 ]

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cached_property
-from typing import TypeVar
+from typing import Protocol, TypeVar
 
 from lhbench.config import Settings
 from lhbench.schema import (
@@ -41,7 +41,58 @@ __all__ = [
     "current_grades",
     "current_votes",
     "group_label",
+    "label_is_stale",
+    "label_outcomes",
+    "outcome_labels",
 ]
+
+
+class LabelLike(Protocol):
+    """What deciding a run's outcome reads of a check label (a ``Label`` or a store fact)."""
+
+    @property
+    def run_id(self) -> str: ...
+    @property
+    def source(self) -> str: ...
+    @property
+    def passed(self) -> bool | None: ...
+
+
+L = TypeVar("L", bound=LabelLike)
+
+
+def outcome_labels(labels: Iterable[L]) -> dict[str, L]:
+    """Per run, the label that decides its outcome: a verify script's first, then other checks.
+
+    The one precedence rule (report, web, Inspect export, AJ scores): only decided labels
+    count, and figma-deploy (the app runs) is never the run's outcome.
+    """
+    decided = [
+        lab
+        for lab in labels
+        if lab.passed is not None and not lab.source.startswith("figma-deploy:")
+    ]
+    best: dict[str, L] = {}
+    for lab in sorted(decided, key=lambda x: (not x.source.startswith("verify"), x.source)):
+        best.setdefault(lab.run_id, lab)
+    return best
+
+
+def label_outcomes(labels: Iterable[LabelLike]) -> dict[str, bool | None]:
+    """Every checked run (one with any label): its outcome, None when no check decided."""
+    listed = list(labels)
+    best = outcome_labels(listed)
+    return {lab.run_id: (best[lab.run_id].passed if lab.run_id in best else None) for lab in listed}
+
+
+def label_is_stale(source: str, check_hash: str | None, current: str | None) -> bool:
+    """Whether a label was made by a verify script or check of a task whose content changed.
+
+    A script's or hook check's label records its task's content hash (``check_hash``);
+    ``current`` is the task's hash in its pack's current version (None: unknown).
+    """
+    scripted = source.startswith(("verify:", "check:"))
+    return bool(scripted and check_hash and current and check_hash != current)
 
 
 def configured_panel(settings: Settings) -> set[str] | None:
@@ -436,9 +487,7 @@ class ReportData:
         for lab in store.list_labels():
             run = by_id.get(lab.run_id)
             current = task_hashes.get((run.pack_id, run.task_id)) if run else None
-            # a verify script's or hook check's label records its task's content hash
-            scripted = lab.source.startswith(("verify:", "check:"))
-            if scripted and lab.check_hash and current and lab.check_hash != current:
+            if label_is_stale(lab.source, lab.check_hash, current):
                 stale_labels += 1
                 if not include_stale:
                     continue
@@ -501,16 +550,7 @@ class ReportData:
 
     @cached_property
     def _label_index(self) -> dict[str, Label]:
-        best: dict[str, Label] = {}
-        # figma-deploy says the app runs, not that the run passed: never the run's outcome
-        decided = [
-            lab
-            for lab in self.labels
-            if lab.passed is not None and not lab.source.startswith("figma-deploy:")
-        ]
-        for lab in sorted(decided, key=lambda x: (not x.source.startswith("verify"), x.source)):
-            best.setdefault(lab.run_id, lab)
-        return best
+        return outcome_labels(self.labels)
 
     def label_of(self, run_id: str) -> bool | None:
         """The run's ground-truth outcome: a verify-script label wins over other checks."""

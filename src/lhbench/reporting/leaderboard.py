@@ -14,11 +14,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from lhbench.judges import TierKey, panel_scores, tier_keys
+from lhbench.judges import RunTierScore, TierKey, panel_scores, tier_keys
 from lhbench.judges.panel import _key_of
 from lhbench.reporting.data import ReportData, group_label
 from lhbench.reporting.tables import Cell, Section, Table
-from lhbench.schema import MIXED_SCALE_RULE, GradeStatus, Scale, Tier
+from lhbench.schema import MIXED_SCALE_RULE, Scale, Tier
 from lhbench.stats import bootstrap_ci, few_clusters_note, panel_agreement, proportion
 from lhbench.stats.agreement import normalised_score
 
@@ -27,8 +27,11 @@ __all__ = [
     "PassRateRow",
     "agreement_levels",
     "dimension_order",
+    "leaderboard_notes",
+    "leaderboard_row",
     "leaderboard_rows",
     "leaderboard_section",
+    "pass_rate_row",
     "pass_rate_rows",
     "scale_levels",
 ]
@@ -129,6 +132,47 @@ def _mean_of(values: list[float]) -> float:
     return float(np.mean(values)) if values else math.nan
 
 
+def leaderboard_row(
+    group: str,
+    scores: Sequence[RunTierScore],
+    clusters: Sequence[tuple[str, str]],
+    *,
+    panel: int,
+    n_resamples: int = 1000,
+    seed: int = 0,
+) -> LeaderboardRow:
+    """One group's row on one tier, from its runs' panel scores.
+
+    The one place a leaderboard row is computed: the report feeds it panel scores from
+    grade documents, the web overview from the store's per-(run, judge) sums. ``clusters``
+    are the runs' (pack, task) pairs, the bootstrap's resampling units; ``panel`` is how
+    many judges graded the tier: a run scored by fewer has an incomplete panel.
+    """
+    vals = [s.mean for s in scores]
+    judges = sorted({j for s in scores for j in s.judge_scores})
+    dims = sorted({d for s in scores for d in s.dimension_means})
+    mean = float(np.mean(vals))
+    lo, hi = bootstrap_ci(vals, clusters=list(clusters), n_resamples=n_resamples, seed=seed)
+    return LeaderboardRow(
+        group=group,
+        mean=mean,
+        # a percentile bound can miss the mean by a rounding error on tied data
+        ci=(min(lo, mean), max(hi, mean)),
+        n=len(vals),
+        tasks=len(set(clusters)),
+        judge_means={
+            j: _mean_of([s.judge_scores[j] for s in scores if j in s.judge_scores]) for j in judges
+        },
+        dimension_means={
+            d: _mean_of([s.dimension_means[d] for s in scores if d in s.dimension_means])
+            for d in dims
+        },
+        variance=float(np.mean([s.variance for s in scores])),
+        incomplete=sum(1 for s in scores if len(s.judge_scores) < panel),
+        panel=panel,
+    )
+
+
 def leaderboard_rows(
     data: ReportData,
     key: TierKey,
@@ -142,56 +186,34 @@ def leaderboard_rows(
     scores = panel_scores(data.grades, key)
     # the tier's panel: every judge that graded it; a run scored by fewer (a judge's grade
     # failed or is missing) has an incomplete panel, its score a mean over fewer judges
-    on_key = [g for g in data.grades if tuple(_key_of(g)) == tuple(key)]
-    panel = {g.judge.key for g in on_key}
-    scored_by: dict[str, set[str]] = defaultdict(set)
-    for g in on_key:
-        if g.status == GradeStatus.OK and g.tier_score is not None:
-            scored_by[g.run_id].add(g.judge.key)
+    panel = {g.judge.key for g in data.grades if tuple(_key_of(g)) == tuple(key)}
     groups: dict[str, list[str]] = defaultdict(list)
     for run_id in sorted(scores):
         run = data.runs.get(run_id)
         if run is not None and (pack_id is None or run.pack_id == pack_id):
             groups[group_label(run, by)].append(run_id)
-    rows = []
-    for label, run_ids in groups.items():
-        vals = [scores[r].mean for r in run_ids]
-        clusters = [(data.runs[r].pack_id, data.runs[r].task_id) for r in run_ids]
-        judges = sorted({j for r in run_ids for j in scores[r].judge_scores})
-        dims = sorted({d for r in run_ids for d in scores[r].dimension_means})
-        mean = float(np.mean(vals))
-        lo, hi = bootstrap_ci(vals, clusters=clusters, n_resamples=n_resamples, seed=seed)
-        rows.append(
-            LeaderboardRow(
-                group=label,
-                mean=mean,
-                # a percentile bound can miss the mean by a rounding error on tied data
-                ci=(min(lo, mean), max(hi, mean)),
-                n=len(vals),
-                tasks=len(set(clusters)),
-                judge_means={
-                    j: _mean_of(
-                        [scores[r].judge_scores[j] for r in run_ids if j in scores[r].judge_scores]
-                    )
-                    for j in judges
-                },
-                dimension_means={
-                    d: _mean_of(
-                        [
-                            scores[r].dimension_means[d]
-                            for r in run_ids
-                            if d in scores[r].dimension_means
-                        ]
-                    )
-                    for d in dims
-                },
-                variance=float(np.mean([scores[r].variance for r in run_ids])),
-                incomplete=sum(1 for r in run_ids if scored_by[r] < panel),
-                panel=len(panel),
-            )
+    rows = [
+        leaderboard_row(
+            label,
+            [scores[r] for r in run_ids],
+            [(data.runs[r].pack_id, data.runs[r].task_id) for r in run_ids],
+            panel=len(panel),
+            n_resamples=n_resamples,
+            seed=seed,
         )
+        for label, run_ids in groups.items()
+    ]
     rows.sort(key=lambda r: (-r.mean, r.group))
     return rows
+
+
+def pass_rate_row(group: str, outcomes: Sequence[bool | None]) -> PassRateRow:
+    """One group's pass rate from its checked runs' outcomes (None: no check decided)."""
+    decided = [x for x in outcomes if x is not None]
+    if not decided:
+        return PassRateRow(group, 0, 0, math.nan, (math.nan, math.nan), len(outcomes))
+    res = proportion(sum(decided), len(decided))
+    return PassRateRow(group, res.k, res.n, res.rate, res.ci, len(outcomes) - len(decided))
 
 
 def pass_rate_rows(
@@ -207,16 +229,26 @@ def pass_rate_rows(
         if label is None and run.id not in checked:
             continue
         groups[group_label(run, by)].append(label)
-    rows = []
-    for g, labels in groups.items():
-        decided = [x for x in labels if x is not None]
-        if not decided:
-            rows.append(PassRateRow(g, 0, 0, math.nan, (math.nan, math.nan), len(labels)))
-            continue
-        res = proportion(sum(decided), len(decided))
-        rows.append(PassRateRow(g, res.k, res.n, res.rate, res.ci, len(labels) - len(decided)))
+    rows = [pass_rate_row(g, labels) for g, labels in groups.items()]
     rows.sort(key=lambda r: (-(r.rate if not math.isnan(r.rate) else -1), r.group))
     return rows
+
+
+def leaderboard_notes(rows: Sequence[LeaderboardRow]) -> list[str]:
+    """What a tier's rows need said beside them: too few tasks, incomplete panels."""
+    notes = []
+    # each group's CI resamples its own tasks: the warning is per group
+    for r in rows:
+        if warning := few_clusters_note(r.tasks):
+            notes.append(f"{r.group}: {warning}.")
+    for r in rows:
+        if r.incomplete:
+            notes.append(
+                f"{r.group}: incomplete panel on {r.incomplete} of {r.n} run(s): scored by "
+                f"fewer than the tier's {r.panel} judges (a judge's grade failed or is "
+                "missing), so those runs' panel score is the mean of the judges that scored."
+            )
+    return notes
 
 
 def leaderboard_section(data: ReportData, by: Sequence[str], *, seed: int = 0) -> Section:
@@ -239,17 +271,7 @@ def leaderboard_section(data: ReportData, by: Sequence[str], *, seed: int = 0) -
         tier = _tier(data, key)
         if tier is not None and tier.mixed_scales:
             notes.append(f"Scale: {MIXED_SCALE_RULE}.")
-        # each group's CI resamples its own tasks: the warning is per group
-        for r in rows:
-            if warning := few_clusters_note(r.tasks):
-                notes.append(f"{r.group}: {warning}.")
-        incomplete = [r for r in rows if r.incomplete]
-        for r in incomplete:
-            notes.append(
-                f"{r.group}: incomplete panel on {r.incomplete} of {r.n} run(s): scored by "
-                f"fewer than the tier's {r.panel} judges (a judge's grade failed or is "
-                "missing), so those runs' panel score is the mean of the judges that scored."
-            )
+        notes.extend(leaderboard_notes(rows))
         table = Table(
             slug=slug,
             title=f"{key.title} tier: mean panel score (scale {_scale_range(data, key)}), "

@@ -1,4 +1,9 @@
-"""Matplotlib figures as SVG text, for the HTML report and the web app (no network needed)."""
+"""Matplotlib figures as SVG text, for the HTML report and the web app (no network needed).
+
+Figures are made with matplotlib's object API (``Figure``, drawn by the SVG backend on
+``savefig``), never pyplot: pyplot's global state and backend machinery cost a report a
+few tenths of a second at start and hold every figure until it is closed.
+"""
 
 from __future__ import annotations
 
@@ -8,9 +13,6 @@ from collections.abc import Sequence
 from typing import Any
 
 import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.text import Text
@@ -29,7 +31,7 @@ _RC: Any = {
     "text.parse_math": False,
     "text.usetex": False,
 }
-plt.rcParams.update(_RC)
+matplotlib.rcParams.update(_RC)
 
 
 def _plain_text(fig: Figure) -> None:
@@ -48,7 +50,6 @@ def to_svg(fig: Figure) -> str:
     buf = io.StringIO()
     with matplotlib.rc_context(_RC):
         fig.savefig(buf, format="svg", bbox_inches="tight", metadata={"Date": None})
-    plt.close(fig)
     text = buf.getvalue()
     return text[text.index("<svg") :]
 
@@ -57,7 +58,8 @@ def leaderboard_svg(
     title: str, groups: Sequence[str], means: Sequence[float], cis: Sequence[tuple[float, float]]
 ) -> str:
     """Horizontal bars with CI whiskers, best on top."""
-    fig, ax = plt.subplots(figsize=(6.5, 0.45 * len(groups) + 1.0))
+    fig = Figure(figsize=(6.5, 0.45 * len(groups) + 1.0))
+    ax = fig.subplots()
     y = np.arange(len(groups))[::-1]
     # whiskers are distances, never negative (a CI bound can miss a tied mean by 1e-16)
     lo = [
@@ -82,7 +84,8 @@ def kappa_heatmap_svg(title: str, agreement: PanelAgreement) -> str:
     for (a, b), v in agreement.pairwise_kappa.items():
         i, j = judges.index(a), judges.index(b)
         mat[i, j] = mat[j, i] = v
-    fig, ax = plt.subplots(figsize=(1.2 * k + 2.5, 1.0 * k + 1.5))
+    fig = Figure(figsize=(1.2 * k + 2.5, 1.0 * k + 1.5))
+    ax = fig.subplots()
     im = ax.imshow(mat, vmin=-0.2, vmax=1.0, cmap="viridis")
     ax.set_xticks(range(k), labels=judges, rotation=30, ha="right")
     ax.set_yticks(range(k), labels=judges)
@@ -100,7 +103,8 @@ def kappa_heatmap_svg(title: str, agreement: PanelAgreement) -> str:
 def elo_svg(result: EloResult) -> str:
     """Elo point estimates with bootstrap CIs, best on top."""
     models = result.models
-    fig, ax = plt.subplots(figsize=(6.5, 0.45 * len(models) + 1.0))
+    fig = Figure(figsize=(6.5, 0.45 * len(models) + 1.0))
+    ax = fig.subplots()
     y = np.arange(len(models))[::-1]
     r = [result.ratings[m] for m in models]
     lo = [result.ratings[m] - result.ci[m][0] for m in models]
@@ -117,7 +121,8 @@ def elo_svg(result: EloResult) -> str:
 def aj_f1_svg(subdomains: Sequence[str], f1: dict[tuple[str, str], list[float]]) -> str:
     """Grouped bars of F1 per subdomain and overall, one bar per (model, agentic?)."""
     cats = [*subdomains, "overall"]
-    fig, ax = plt.subplots(figsize=(1.2 * len(cats) + 3, 3.2))
+    fig = Figure(figsize=(1.2 * len(cats) + 3, 3.2))
+    ax = fig.subplots()
     width = 0.8 / max(1, len(f1))
     x = np.arange(len(cats))
     for i, ((model, kind), vals) in enumerate(sorted(f1.items())):

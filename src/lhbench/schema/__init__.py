@@ -8,7 +8,7 @@ from lhbench.schema.content import (
     chapter_rubric_key,
 )
 from lhbench.schema.export import EXPORTED_MODELS, export_json_schemas
-from lhbench.schema.failures import ErrorType
+from lhbench.schema.failures import ErrorType, ExtractedEvent, FailureExtraction, extraction_key
 from lhbench.schema.grading import (
     DimensionScore,
     Grade,
@@ -86,6 +86,8 @@ __all__ = [
     "EnvironmentKind",
     "EnvironmentSpec",
     "ErrorType",
+    "ExtractedEvent",
+    "FailureExtraction",
     "FailureKind",
     "Grade",
     "GradeStatus",
@@ -119,6 +121,7 @@ __all__ = [
     "chapter_grade_key",
     "chapter_rubric_key",
     "export_json_schemas",
+    "extraction_key",
     "failure_kind_of",
     "grade_key",
     "judge_labels",

@@ -32,12 +32,13 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy.sparse import csr_matrix
-from scipy.sparse.csgraph import connected_components
+
+if TYPE_CHECKING:  # scipy.sparse loads on the first fit: a report without votes needs none
+    from scipy.sparse import csr_matrix
 
 __all__ = [
     "ELO_L2_PENALTY",
@@ -212,6 +213,8 @@ class _Cells:
         rows = np.concatenate([self.pair, n_pairs + self.pair])
         cols = np.concatenate([np.arange(k), np.arange(k)])
         vals = np.concatenate([np.ones(k), self.score])
+        from scipy.sparse import csr_matrix
+
         return csr_matrix((vals, (rows, cols)), shape=(2 * n_pairs, k))
 
 
@@ -274,6 +277,9 @@ def _strongly_connected(
     bwd = n - s > 0
     src = np.concatenate([pi[fwd], pj[bwd]])
     dst = np.concatenate([pj[fwd], pi[bwd]])
+    from scipy.sparse import csr_matrix
+    from scipy.sparse.csgraph import connected_components
+
     graph = csr_matrix((np.ones(src.size), (src, dst)), shape=(n_models, n_models))
     n_comp, _ = connected_components(graph, directed=True, connection="strong")
     return bool(n_comp == 1)

@@ -15,7 +15,6 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy import stats as sps
 
 __all__ = [
     "MIN_CLUSTERS",
@@ -25,6 +24,8 @@ __all__ = [
     "pass_rate",
     "proportion",
     "t_ci",
+    "t_interval",
+    "wilson_interval",
 ]
 
 MIN_CLUSTERS = 5
@@ -126,7 +127,7 @@ def t_ci(
     sem = float(x.std(ddof=1) / math.sqrt(x.size))
     if sem == 0.0:
         return mean, mean
-    lo, hi = sps.t.interval(confidence, df=x.size - 1, loc=mean, scale=sem)
+    lo, hi = t_interval(confidence, x.size - 1, loc=mean, scale=sem)
     if bounds is not None:
         lo, hi = max(float(lo), bounds[0]), min(float(hi), bounds[1])
     return float(lo), float(hi)
@@ -151,8 +152,75 @@ def proportion(
         raise ValueError(f"need 0 <= k <= n and n > 0, got k={k}, n={n}")
     if method not in ("wilson", "exact"):
         raise ValueError(f"method must be 'wilson' or 'exact', not {method!r}")
-    ci = sps.binomtest(k, n).proportion_ci(confidence_level=confidence, method=method)
-    return ProportionResult(k=k, n=n, rate=k / n, ci=(float(ci.low), float(ci.high)), method=method)
+    if method == "wilson":
+        ci = wilson_interval(k, n, confidence)
+    else:
+        from scipy import stats as sps  # ~0.5 s to import: only for the exact interval
+
+        res = sps.binomtest(k, n).proportion_ci(confidence_level=confidence, method=method)
+        ci = (float(res.low), float(res.high))
+    return ProportionResult(k=k, n=n, rate=k / n, ci=ci, method=method)
+
+
+# scipy.stats costs about half a second to import, a report's largest import; the two
+# intervals every report computes are scipy.stats' own formulas over scipy.special's
+# functions (tests/stats/test_stats.py checks them equal to scipy.stats, bit for bit).
+
+
+def t_interval(confidence: float, df: int, *, loc: float, scale: float) -> tuple[float, float]:
+    """``scipy.stats.t.interval(confidence, df, loc, scale)``: its t quantiles × scale + loc.
+
+    The same arithmetic as scipy's ``rv_continuous.ppf`` (``stdtrit(df, q) * scale + loc``)
+    (NaN outside ``df > 0`` and ``scale > 0``), without importing scipy.stats.
+    """
+    if not 0.0 <= confidence <= 1.0:
+        raise ValueError(f"confidence must lie in [0, 1], got {confidence}")
+    if not (df > 0 and scale > 0):
+        return math.nan, math.nan  # scipy's answer outside the distribution's arguments
+    from scipy.special import stdtrit
+
+    q1 = (1.0 - confidence) / 2
+    q2 = (1.0 + confidence) / 2
+    bounds = []
+    for q in (q1, q2):
+        # the support's ends at q = 0 and 1, as ppf gives them
+        t = -math.inf if q == 0 else math.inf if q == 1 else float(stdtrit(df, q))
+        bounds.append(t * scale + loc)
+    return bounds[0], bounds[1]
+
+
+# scipy.special.ndtri at the levels reports use (repr round-trips: the same doubles), so a
+# report imports no scipy at all; tests/stats/test_stats.py checks each against ndtri
+NORMAL_QUANTILES = {
+    0.95: 1.6448536269514722,
+    0.975: 1.959963984540054,
+    0.995: 2.5758293035489004,
+}
+
+
+def _normal_quantile(q: float) -> float:
+    """``scipy.special.ndtri(q)``: the standard normal quantile (stored for common q)."""
+    if q in NORMAL_QUANTILES:
+        return NORMAL_QUANTILES[q]
+    from scipy.special import ndtri
+
+    return float(ndtri(q))
+
+
+def wilson_interval(k: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
+    """The Wilson score interval, as ``scipy.stats.binomtest(k, n).proportion_ci`` gives it.
+
+    Newcombe (1998), two-sided, no continuity correction: scipy's formula, step for step.
+    """
+    p = k / n
+    z = _normal_quantile(0.5 + 0.5 * confidence)
+    denom = 2 * (n + z**2)
+    center = (2 * n * p + z**2) / denom
+    q = 1 - p
+    delta = z / denom * math.sqrt(4 * n * p * q + z**2)
+    lo = 0.0 if k == 0 else center - delta
+    hi = 1.0 if k == n else center + delta
+    return float(lo), float(hi)
 
 
 def pass_rate(

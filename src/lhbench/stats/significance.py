@@ -7,7 +7,6 @@ from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy import stats as sps
 
 from lhbench.stats.intervals import _as_1d
 
@@ -32,6 +31,8 @@ def binomial_test(k: int, n: int, *, p: float = 0.5, ties: str = "excluded") -> 
     """
     if n <= 0 or not 0 <= k <= n:
         raise ValueError(f"need 0 <= k <= n and n > 0, got k={k}, n={n}")
+    from scipy import stats as sps  # ~0.5 s to import: only when a test is asked for
+
     res = sps.binomtest(k, n, p=p, alternative="two-sided")
     return BinomialResult(k=k, n=n, p_value=float(res.pvalue), share=k / n, ties=ties)
 
@@ -65,6 +66,8 @@ def kruskal_wallis(*groups: ArrayLike) -> KruskalResult:
         raise ValueError("Kruskal–Wallis needs at least two groups")
     if np.unique(np.concatenate(arrays)).size == 1:
         return KruskalResult(statistic=0.0, p_value=1.0, degenerate=True)
+    from scipy import stats as sps
+
     res = sps.kruskal(*arrays)
     return KruskalResult(
         statistic=float(res.statistic), p_value=float(res.pvalue), degenerate=False

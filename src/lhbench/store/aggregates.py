@@ -25,12 +25,14 @@ from lhbench.schema import JudgeIdentity, StepKind
 from lhbench.store.base import chunks
 from lhbench.store.runs import RunStore
 from lhbench.store.tables import (
+    ChapterGradeRow,
     GradeRow,
     LabelRow,
     RunRow,
     StepRow,
     StoreVersionRow,
     VerdictRow,
+    VoteRow,
 )
 
 __all__ = [
@@ -115,6 +117,9 @@ class LabelFact:
     run_id: str
     source: str
     passed: bool | None
+    # the task content a script's or hook check's label was made with, and why it failed
+    check_hash: str = ""
+    failure_kind: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -336,13 +341,51 @@ class AggregateStore(RunStore):
 
     def label_facts(self) -> list[LabelFact]:
         """Every check outcome, by run and source."""
-        stmt = select(LabelRow.run_id, LabelRow.source, LabelRow.passed).order_by(
-            LabelRow.run_id, LabelRow.source
-        )
+        stmt = select(
+            LabelRow.run_id,
+            LabelRow.source,
+            LabelRow.passed,
+            LabelRow.check_hash,
+            LabelRow.failure_kind,
+        ).order_by(LabelRow.run_id, LabelRow.source)
         return [
-            LabelFact(r[0], r[1], None if r[2] is None else bool(r[2]))
+            LabelFact(r[0], r[1], None if r[2] is None else bool(r[2]), r[3] or "", r[4])
             for r in self._raw_rows(stmt)
         ]
+
+    def votes_and_chapter_grades_about(self, run_ids: Sequence[str]) -> int:
+        """Votes and chapter grades that involve any of ``run_ids``, as a report reads them.
+
+        Votes on whole runs in any state, human votes on chapters that were decided, and
+        chapter grades (what the overview counts for runs it leaves out).
+        """
+        ids = list(run_ids)
+        n = 0
+        with Session(self.engine) as s:
+            for part in chunks(ids):
+                touches = VoteRow.run_a.in_(part) | VoteRow.run_b.in_(part)
+                chapter_vote = (
+                    VoteRow.chapter_id.is_not(None)
+                    & (VoteRow.rater_kind == "human")
+                    & (VoteRow.status == "ok")
+                )
+                n += (
+                    s.scalar(
+                        select(func.count())
+                        .select_from(VoteRow)
+                        .where(touches & (VoteRow.chapter_id.is_(None) | chapter_vote))
+                    )
+                    or 0
+                )
+                n += (
+                    s.scalar(
+                        select(func.count())
+                        .select_from(ChapterGradeRow)
+                        .where(ChapterGradeRow.run_id.in_(part))
+                    )
+                    or 0
+                )
+        return n
 
     def verdict_facts(self) -> list[VerdictFact]:
         """Every binary verdict's columns."""

@@ -10,8 +10,9 @@ inline; a failed commit is raised by the next ``append`` or by ``close``.
 The checkpoints that copy the WAL into the database file (and sync it) run on a third
 thread with a connection of their own, every few batches, instead of inside a commit the
 importer would wait for; a checkpoint never blocks a commit (``PASSIVE``), and what it has
-not copied yet stays in the WAL, as durable as before. On PostgreSQL each batch is
-inserted and committed inline.
+not copied yet stays in the WAL, as durable as before. On PostgreSQL each batch is one
+COPY (``RunStore.append_step_rows``), committed inline: the server parses and inserts the
+rows in its own process, on the other core, while the importer formats the next ones.
 
 A large import on a SQLite file (past ``writer_after_rows`` rows) hands its later batches
 to a writer process (``store._step_writer``) over a pipe: sqlite3 binds every value with
@@ -22,6 +23,18 @@ the writer; the failure is raised (``BatchWriteError``) by the next ``append`` o
 ``close``, nothing sent after the failed batch is stored (what is stored stays a prefix
 of what was appended), and the appender refuses further batches. If the importing process
 dies, the writer commits the batches it received whole and stops.
+
+Why a second process, measured (``bench/ingest.py --size 200``: a 200 MB Claude Code
+stream, 247k steps; CPU seconds, medians of 3 rounds; docs/performance.md): the bare
+``json.loads`` loop takes 1.21 s. In one process the reading thread parses (1.5-1.8 s)
+and runs the executemany (binding every value with the GIL held, then SQLite's inserts):
+2.97 s, so even with a core to spare the import is 0.41 of the loop. No other thread can
+take the inserts: sqlite3 releases the GIL around each row's step and must win it back
+from the parser for the next row's binds, once per switch interval (5 ms). Handing SQLite
+a batch as one JSON text (``json_each``: one hand-over per batch) costs it 1.45 s per
+100k rows against executemany's 0.68 s, slower than the parser. With this process the
+reading thread takes 2.13 s (parse, pickle) and the writer 1.55 s on the other core: 0.57
+(the goal is 0.5). PostgreSQL needs no such process: its server is one already.
 """
 
 from __future__ import annotations
@@ -51,7 +64,7 @@ _CHECKPOINT_EVERY = 5
 _CACHE_KIB = 16384
 _DEFAULT_CACHE = -2000  # SQLite's default cache_size, restored before the connection is pooled
 # rows appended in-process before later batches go to a writer process (a small import
-# never starts one)
+# never starts one; why a process at all: the module's docstring, with the bench's figures)
 WRITER_AFTER_ROWS = 10_000
 
 

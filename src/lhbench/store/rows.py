@@ -11,7 +11,9 @@ from lhbench.store._step_writer import sqlite_timestamp
 from lhbench.store.tables import RunRow, StepRow
 
 __all__ = [
+    "PG_STEP_COPY",
     "PG_STEP_INSERT",
+    "PG_STEP_TYPES",
     "SQLITE_STEP_INSERT",
     "TS_INDEX",
     "pg_step_params",
@@ -103,6 +105,19 @@ PG_STEP_INSERT = (
     + ", ".join("%s::jsonb" if i in _JSON_FIELDS else "%s" for i in range(len(_STEP_COLUMNS)))
     + ")"
 )
+# COPY in binary format: psycopg writes each row in C (no escaping), the server reads
+# numbers, booleans and times without parsing text, and reads the JSON columns' text as
+# jsonb, as the cast in PG_STEP_INSERT does (the same stored values, see the tests)
+PG_STEP_COPY = f"COPY steps ({', '.join(_STEP_COLUMNS)}) FROM STDIN (FORMAT binary)"
+_PG_TYPES = {
+    "idx": "int4",
+    "is_error": "bool",
+    "exit_code": "int4",
+    "timestamp": "timestamptz",
+    **dict.fromkeys(("tool_input", "usage", "metadata"), "jsonb"),
+}
+# each column's type for the binary COPY (the others are text or varchar: the same bytes)
+PG_STEP_TYPES = tuple(_PG_TYPES.get(c, "text") for c in _STEP_COLUMNS)
 TS_INDEX = STEP_ROW.index("timestamp")
 
 

@@ -17,6 +17,7 @@ from lhbench.store.annotations import AnnotationStore
 from lhbench.store.arena import ArenaStore
 from lhbench.store.chapters import ChapterStore
 from lhbench.store.db import make_engine, upgrade
+from lhbench.store.extractions import ExtractionStore
 from lhbench.store.judgements import JudgementStore
 from lhbench.store.packs import PackStore
 from lhbench.store.runs import RunStore
@@ -43,6 +44,7 @@ class Store(
     AccountStore,
     AnnotationStore,
     ChapterStore,
+    ExtractionStore,
 ):
     """Persistence for lhbench. Open with :meth:`open`; safe to share across threads."""
 

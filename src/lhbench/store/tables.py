@@ -437,3 +437,16 @@ class ChapterGradeRow(Base):
     tier_score: Mapped[float | None] = mapped_column(Float)
     document: Mapped[dict[str, Any]] = mapped_column(JsonDoc)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime)
+
+
+class FailureExtractionRow(Base):
+    """A model's error events of one run (``lhbench failures --llm``), unique on ``key``."""
+
+    __tablename__ = "failure_extractions"
+    key: Mapped[str] = mapped_column(String(64), primary_key=True)
+    run_id: Mapped[str] = mapped_column(String(200), index=True)
+    model: Mapped[str] = mapped_column(String(200))
+    status: Mapped[str] = mapped_column(String(20))
+    retryable: Mapped[bool] = mapped_column(Boolean)
+    document: Mapped[dict[str, Any]] = mapped_column(JsonDoc)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime)

@@ -5,15 +5,17 @@ of each rubric tier with its task-bootstrap CI, the check pass rate with its Wil
 the human Bradley–Terry Elo with its bootstrap CI, how often the agent judge's verdicts
 agree with the checks, the judges' noise floor on the agent's runs, cost and tokens.
 
-These are the report's figures (``lhbench.reporting``: leaderboard, pass rates, arena), with
-the same definitions, seeds and exclusions; they are computed from per-(run, judge)
-sums that the database aggregates instead of from every grade document, which is what
-makes the first request at 10,000 runs take a fraction of a second. What is reused as is:
-the current-vs-stale policy (:func:`lhbench.reporting.current_grades`, asked once per
-distinct rubric content × judge), group labels (:func:`lhbench.reporting.group_label`),
-judge names (:func:`lhbench.schema.judge_labels`), the bootstrap, Wilson and Elo code
-(:mod:`lhbench.stats`). ``tests/web/test_analysis.py`` checks every figure against the
-report's on one store.
+These are the report's figures, computed by the report's code: each agent's leaderboard
+row per tier is :func:`lhbench.reporting.leaderboard_row` (mean, CI, n, tasks, judge
+means, variance, incomplete panel) and its pass rate :func:`lhbench.reporting.pass_rate_row`,
+fed with per-run panel scores from :func:`lhbench.judges.panel_score` and outcomes from
+:func:`lhbench.reporting.label_outcomes`. Only the inputs differ: per-(run, judge) sums
+that the database aggregates instead of every grade document, which is what makes the
+first request at 10,000 runs take a fraction of a second. Reused as well: the
+current-vs-stale policy (:func:`lhbench.reporting.current_grades`, asked once per distinct
+rubric content × judge; :func:`lhbench.reporting.label_is_stale` for check labels), group
+labels, judge names, the noise floor's unit (:func:`lhbench.judges.repeat_sd`) and the Elo
+code. ``tests/web/test_analysis.py`` checks every row against the report's on one store.
 """
 
 from __future__ import annotations
@@ -31,8 +33,19 @@ from urllib.parse import urlencode
 
 import numpy as np
 
-from lhbench.judges import TierKey
-from lhbench.reporting import Exclusions, current_grades, group_label
+from lhbench.judges import RunTierScore, TierKey, panel_score, repeat_sd
+from lhbench.reporting import (
+    Exclusions,
+    LeaderboardRow,
+    PassRateRow,
+    current_grades,
+    group_label,
+    label_is_stale,
+    label_outcomes,
+    leaderboard_notes,
+    leaderboard_row,
+    pass_rate_row,
+)
 from lhbench.schema import (
     FailureKind,
     Grade,
@@ -45,9 +58,9 @@ from lhbench.schema import (
     TierKind,
     judge_labels,
 )
-from lhbench.stats import EloResult, bootstrap_ci, bradley_terry_elo, proportion
+from lhbench.stats import EloResult, bradley_terry_elo, proportion
 from lhbench.stats.elo import VoteArrays
-from lhbench.store import GradeCombo, LabelFact, RunFact, Store, VerdictFact
+from lhbench.store import GradeCombo, RunFact, Store, VerdictFact
 from lhbench.store.aggregates import (
     CELL_GRADES,
     CELL_PARSE,
@@ -60,7 +73,6 @@ __all__ = [
     "AgentRow",
     "Analysis",
     "Estimate",
-    "RunScore",
     "analyse",
     "default_group_by",
     "parse_group_by",
@@ -83,18 +95,13 @@ class Estimate:
     k: int | None = None
 
 
-@dataclass(frozen=True)
-class RunScore:
-    """One run's panel score on one tier: mean over judges, population variance across them."""
-
-    mean: float
-    variance: float
-    judges: dict[str, float]
-
-
 @dataclass
 class AgentRow:
-    """Everything the overview shows about one agent (a group of runs)."""
+    """Everything the overview shows about one agent (a group of runs).
+
+    ``leaderboard`` and ``passes`` are the report's rows for this agent (its leaderboard
+    row per tier, its pass-rate row); ``scores`` and ``pass_rate`` show them as estimates.
+    """
 
     label: str
     harness: str | None
@@ -102,10 +109,8 @@ class AgentRow:
     versions: dict[str, str]
     run_ids: list[str]
     tasks: int
-    scores: dict[TierKey, Estimate] = field(default_factory=dict)
-    variance: dict[TierKey, float] = field(default_factory=dict)
-    pass_rate: Estimate | None = None
-    undecided: int = 0
+    leaderboard: dict[TierKey, LeaderboardRow] = field(default_factory=dict)
+    passes: PassRateRow | None = None
     elo: Estimate | None = None
     aj: Estimate | None = None
     noise: float | None = None
@@ -115,6 +120,24 @@ class AgentRow:
     tokens_per_run: tuple[float, float] | None = None
     rank: int | None = None
     tied: bool = False
+
+    @property
+    def scores(self) -> dict[TierKey, Estimate]:
+        """Each tier's mean panel score with its CI (the leaderboard row, as an estimate)."""
+        return {k: Estimate(r.mean, r.ci[0], r.ci[1], r.n) for k, r in self.leaderboard.items()}
+
+    @property
+    def pass_rate(self) -> Estimate | None:
+        """The pass rate with its Wilson CI (None when no check decided a run)."""
+        p = self.passes
+        if p is None or p.n == 0:
+            return None
+        return Estimate(p.rate, p.ci[0], p.ci[1], p.n, p.passed)
+
+    @property
+    def undecided(self) -> int:
+        """Checked runs no check could decide."""
+        return self.passes.undecided if self.passes else 0
 
     def runs_query(self) -> str:
         """The runs page's filters that list this agent's runs."""
@@ -133,7 +156,7 @@ class Analysis:
     runs: dict[str, RunFact]
     tasks: dict[tuple[str, str], Task]
     tier_keys: list[TierKey]
-    scores: dict[TierKey, dict[str, RunScore]]
+    scores: dict[TierKey, dict[str, RunTierScore]]
     labels: dict[str, bool | None]
     verdicts: dict[str, list[VerdictFact]]
     excluded: Exclusions
@@ -141,6 +164,7 @@ class Analysis:
     agents: list[AgentRow]
     agent_of: dict[str, str]
     elo: EloResult | None
+    tier_notes: dict[TierKey, list[str]]
     judge_names: dict[str, str]
     grades_total: int
     grades_used: int
@@ -307,27 +331,6 @@ def _infra_reasons(store: Store, infra: Sequence[RunFact]) -> dict[str, str]:
     return out
 
 
-def _label_outcomes(facts: Sequence[LabelFact]) -> dict[str, bool | None]:
-    """Per checked run: its outcome (a verify script's first, as the report decides) or None."""
-    out: dict[str, bool | None] = {}
-    best: dict[str, tuple[bool, str]] = {}
-    for f in facts:
-        out.setdefault(f.run_id, None)
-        if f.passed is None:
-            continue
-        rank = (not f.source.startswith("verify"), f.source)
-        if f.run_id not in best or rank < best[f.run_id]:
-            best[f.run_id] = rank
-            out[f.run_id] = f.passed
-    return out
-
-
-def _clamped(vals: list[float], clusters: list[tuple[str, str]]) -> Estimate:
-    mean = float(np.mean(vals))
-    lo, hi = bootstrap_ci(vals, clusters=clusters, n_resamples=1000, seed=0)
-    return Estimate(mean, min(lo, mean), max(hi, mean), len(vals))
-
-
 _gc_lock = threading.Lock()
 _gc_pausers = 0
 _gc_was_enabled = True
@@ -422,6 +425,8 @@ def _analyse(
     by_tier: dict[TierKey, dict[str, dict[str, tuple[int, float]]]] = defaultdict(
         lambda: defaultdict(dict)
     )
+    # the tier's panel, as the report counts it: every judge with a current grade on it
+    panels: dict[TierKey, set[str]] = defaultdict(set)
     noise_cells: dict[str, list[float]] = defaultdict(list)
     grades_used = parse_errors = 0
     for (run_id, rubric_id, version, rubric_hash, tier, judge_key), c in summary.cells.items():
@@ -432,36 +437,59 @@ def _analyse(
         if (fact.pack_id, rubric_id, version, rubric_hash, tier, judge_key) not in current:
             continue
         grades_used += int(c[CELL_GRADES])
+        key = TierKey(rubric_id, version, tier, rubric_hash)
+        panels[key].add(judge_key)
         scored = int(c[CELL_SCORED])
         if scored:
             total = c[CELL_TOTAL]
-            key = TierKey(rubric_id, version, tier, rubric_hash)
             by_tier[key][run_id][judge_key] = (scored, total)
             if scored >= 2:
-                mean = total / scored
-                noise_cells[agent_of[run_id]].append(
-                    math.sqrt(max(0.0, c[CELL_TOTAL_SQ] / scored - mean * mean))
-                )
+                noise_cells[agent_of[run_id]].append(repeat_sd(scored, total, c[CELL_TOTAL_SQ]))
     judge_names: dict[str, str] = {}
-    scores: dict[TierKey, dict[str, RunScore]] = {}
+    scores: dict[TierKey, dict[str, RunTierScore]] = {}
     for key in sorted(by_tier):
         per_run = by_tier[key]
         names = judge_labels(identities[j] for j in {j for js in per_run.values() for j in js})
         judge_names.update(names)
-        tier_scores = {}
-        for run_id, judges in per_run.items():
-            jscores = {names[j]: total / n for j, (n, total) in judges.items()}
-            vals = list(jscores.values())
-            mean = statistics.fmean(vals)
-            # the panel's population variance across judges, in floating point
-            var = statistics.fmean([(v - mean) ** 2 for v in vals]) if len(vals) > 1 else 0.0
-            tier_scores[run_id] = RunScore(mean=mean, variance=var, judges=jscores)
-        scores[key] = tier_scores
+        scores[key] = {
+            run_id: panel_score(run_id, {names[j]: total / n for j, (n, total) in judges.items()})
+            for run_id, judges in per_run.items()
+        }
 
-    labels = _label_outcomes(store.label_facts())
+    # check labels: stale ones (their task changed since) set apart, as the report does
+    task_hashes = {k: t.content_hash for k, t in tasks.items()}
+    every_by_id = {r.id: r for r in every}
+    label_list, infra_labels = [], []
+    for lab in store.label_facts():
+        owner = every_by_id.get(lab.run_id)
+        now = task_hashes.get((owner.pack_id, owner.task_id)) if owner else None
+        if label_is_stale(lab.source, lab.check_hash, now):
+            excluded.stale_labels += 1
+        elif owner is None or lab.run_id in runs:
+            label_list.append(lab)
+        else:
+            infra_labels.append(lab)
+    excluded.infra_labels = sum(
+        1
+        for lab in label_list
+        if lab.passed is None and lab.failure_kind == FailureKind.INFRASTRUCTURE.value
+    )
+    labels = label_outcomes(label_list)
+    verdict_facts = store.verdict_facts()
+    if excluded.infra_runs:
+        # what the report counts as left out with those runs: their grades, votes,
+        # verdicts, current labels and chapter grades
+        infra_ids = set(excluded.infra_runs)
+        excluded.infra_judgements = (
+            int(sum(c[CELL_GRADES] for k, c in summary.cells.items() if k[0] in infra_ids))
+            + sum(1 for vf in verdict_facts if vf.run_id in infra_ids)
+            + sum(1 for lab in infra_labels if lab.run_id in infra_ids)
+            + store.votes_and_chapter_grades_about(sorted(infra_ids))
+        )
     verdicts: dict[str, list[VerdictFact]] = defaultdict(list)
-    for vf in store.verdict_facts():
-        verdicts[vf.run_id].append(vf)
+    for vf in verdict_facts:
+        if vf.run_id in runs:
+            verdicts[vf.run_id].append(vf)
 
     # decided human votes as integer columns from one query, rated between agent groups
     cols = store.vote_columns(rater_kind=JudgeKind.HUMAN.value)
@@ -495,16 +523,15 @@ def _analyse(
         for key, tier_runs in scores.items():
             mine = [r for r in run_ids if r in tier_runs]
             if mine:
-                vals = [tier_runs[r].mean for r in mine]
-                clusters = [(runs[r].pack_id, runs[r].task_id) for r in mine]
-                row.scores[key] = _clamped(vals, clusters)
-                row.variance[key] = float(np.mean([tier_runs[r].variance for r in mine]))
+                row.leaderboard[key] = leaderboard_row(
+                    label,
+                    [tier_runs[r] for r in mine],
+                    [(runs[r].pack_id, runs[r].task_id) for r in mine],
+                    panel=len(panels[key]),
+                )
         checked = [labels[r] for r in run_ids if r in labels]
-        decided = [x for x in checked if x is not None]
-        row.undecided = len(checked) - len(decided)
-        if decided:
-            res = proportion(sum(decided), len(decided))
-            row.pass_rate = Estimate(res.rate, res.ci[0], res.ci[1], res.n, res.k)
+        if checked:
+            row.passes = pass_rate_row(label, checked)
         if elo is not None and label in elo.ratings:
             row.elo = Estimate(elo.ratings[label], *elo.ci[label], elo.games(label))
         agree = [
@@ -531,6 +558,15 @@ def _analyse(
         )
         agents.append(row)
 
+    tier_notes = {
+        key: leaderboard_notes(
+            sorted(
+                (a.leaderboard[key] for a in agents if key in a.leaderboard),
+                key=lambda r: (-r.mean, r.group),
+            )
+        )
+        for key in sorted(scores)
+    }
     return Analysis(
         by=group_by,
         runs=runs,
@@ -544,6 +580,7 @@ def _analyse(
         agents=agents,
         agent_of=agent_of,
         elo=elo,
+        tier_notes=tier_notes,
         judge_names=judge_names,
         grades_total=int(sum(c[CELL_GRADES] for c in summary.cells.values())),
         grades_used=grades_used,

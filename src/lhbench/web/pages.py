@@ -105,6 +105,7 @@ def overview(request: Request, by: str = "", sort: str = "") -> Response:
         n_tasks=len({(r.pack_id, r.task_id) for r in a.runs.values()}),
         n_verdicts=verdicts,
         notes=a.excluded.notes(),
+        tier_notes=[(k, a.tier_notes.get(k, [])) for k in tiers],
         has_noise=any(r.noise is not None for r in rows),
         has_aj=any(r.aj for r in rows),
         has_elo=any(r.elo for r in rows),

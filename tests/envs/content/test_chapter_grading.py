@@ -56,7 +56,7 @@ def test_an_answer_that_never_parses_is_an_error_row_and_its_chapter_is_excluded
             synthesize_chapter_rubrics(
                 store, settings, pack="content-mini", model=f"openai:w@{writer.base_url}"
             )
-        )
+        ).rows
         assert all(r.new and r.error is None for r in rows) and len(rows) == 6
         run = make_run(
             "run-a",
@@ -209,7 +209,9 @@ def test_edited_annotations_make_stored_chapter_rubrics_stale(tmp_path: Path) ->
                     store, settings, pack=str(pack), panel=[f"openai:j@{writer.base_url}"]
                 )
             )
-        rows = asyncio.run(synthesize_chapter_rubrics(store, settings, pack=str(pack), model=model))
+        rows = asyncio.run(
+            synthesize_chapter_rubrics(store, settings, pack=str(pack), model=model)
+        ).rows
         # only the edited chapter is written again (both scales); the rest is reused
         assert sorted((r.chapter_id, r.new) for r in rows if r.new) == [
             ("efficiency", True),
