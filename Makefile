@@ -22,9 +22,15 @@ demo: setup
 	@scripts/system-deps sandbox
 	$(UV) run lhbench demo
 
+# The suite in parallel, one worker per core (pytest-xdist): most tests wait on subprocesses,
+# servers and Chromium. worksteal hands each worker a contiguous half of the suite (module
+# fixtures, a browser or a Ray cluster, start once) and moves tests to a worker that ran dry.
+# PYTEST_WORKERS=0 runs it in this process.
+PYTEST_WORKERS ?= auto
+
 test: setup
 	@scripts/system-deps
-	$(UV) run pytest
+	$(UV) run pytest -n $(PYTEST_WORKERS) --dist worksteal
 
 # tests/security again as an unprivileged user (created when run as root): the sandbox
 # must hold whether lhbench runs as root or not (scripts/test-unprivileged)

@@ -1,4 +1,11 @@
-"""Shared fixtures: a fresh store on SQLite and, where LHBENCH_TEST_PG_URL is set, PostgreSQL."""
+"""Shared fixtures: a fresh store on SQLite and, where LHBENCH_TEST_PG_URL is set, PostgreSQL.
+
+The suite runs in parallel (``pytest -n 2``, pytest-xdist; see the Makefile). Each worker
+gets a database of its own on the test server, ``<database>_<worker>``, created here before
+any test module reads ``LHBENCH_TEST_PG_URL`` and dropped when the worker ends: what one
+worker's tests leave in it never meets another's. Tests make their own databases beside it
+(:func:`_pg_database`, ``PostgresDatabases``) with random names, as before.
+"""
 
 from __future__ import annotations
 
@@ -8,12 +15,56 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from sqlalchemy import create_engine, text
+from sqlalchemy import Engine, create_engine, text
 from sqlalchemy.engine import make_url
 
 from lhbench.store import Store
 
 PG_URL = os.environ.get("LHBENCH_TEST_PG_URL")
+_WORKER_DB: tuple[str, str] | None = None  # (the server's admin URL, this worker's database)
+
+
+def _admin_engine(url: str) -> Engine:
+    return create_engine(
+        make_url(url.replace("postgresql://", "postgresql+psycopg://", 1)),
+        isolation_level="AUTOCOMMIT",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """In an xdist worker: its own database, and LHBENCH_TEST_PG_URL pointing at it."""
+    global PG_URL, _WORKER_DB
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    if not PG_URL or not worker or _WORKER_DB is not None:
+        return
+    base = make_url(PG_URL)
+    name = f"{base.database}_{worker}"
+    admin = _admin_engine(PG_URL)
+    try:
+        with admin.connect() as conn:
+            # a database left by an interrupted run of the same name goes first
+            conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+            conn.execute(text(f'CREATE DATABASE "{name}"'))
+    finally:
+        admin.dispose()
+    _WORKER_DB = (PG_URL, name)
+    PG_URL = base.set(database=name).render_as_string(hide_password=False)
+    os.environ["LHBENCH_TEST_PG_URL"] = PG_URL
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """Drop the worker's database."""
+    global _WORKER_DB
+    if _WORKER_DB is None:
+        return
+    url, name = _WORKER_DB
+    admin = _admin_engine(url)
+    try:
+        with admin.connect() as conn:
+            conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+    finally:
+        admin.dispose()
+    _WORKER_DB = None
 
 
 def _pg_database() -> Iterator[str]:
@@ -21,7 +72,7 @@ def _pg_database() -> Iterator[str]:
     assert PG_URL is not None
     base = make_url(PG_URL.replace("postgresql://", "postgresql+psycopg://", 1))
     name = f"lhb_{uuid.uuid4().hex[:16]}"
-    admin = create_engine(base, isolation_level="AUTOCOMMIT")
+    admin = _admin_engine(PG_URL)
     with admin.connect() as conn:
         conn.execute(text(f'CREATE DATABASE "{name}"'))
     try:

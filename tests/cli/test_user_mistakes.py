@@ -47,8 +47,12 @@ def test_a_cli_harness_that_is_not_installed_says_what_to_install(
     assert wrong.exit_code == 2 and "LHBENCH_CLAUDE_BIN=/nope/claude: no such file" in wrong.stderr
 
 
-def test_an_unknown_harness_names_the_ones_there_are() -> None:
-    res = cli("run", "lhbench-samples", "--harness", "nope", "--model", "openai:m@http://x/v1")
+def test_an_unknown_harness_names_the_ones_there_are(tmp_path: Path) -> None:
+    # in a directory of its own: the default store is ./.lhbench, never the checkout's
+    res = cli(
+        "run", "lhbench-samples", "--harness", "nope", "--model", "openai:m@http://x/v1",
+        cwd=tmp_path,
+    )  # fmt: skip
     assert res.exit_code == 2
     assert "--harness 'nope': expected one of native, claude-code, codex, gemini-cli" in res.stderr
     assert "not built yet" not in res.stderr

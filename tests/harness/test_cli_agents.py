@@ -1,7 +1,9 @@
 """The real CLIs, installed from the npm registry, run a task end to end against the stub."""
 
+import fcntl
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -167,13 +169,37 @@ def busy_cpus() -> Iterator[None]:
             p.wait()
 
 
+@pytest.fixture
+def short_tmp() -> Iterator[Path]:
+    """An empty directory with a short path: the Unix sockets made under it fit their 107
+    bytes, which a worker's tmp_path (``/tmp/pytest-of-root/pytest-N/popen-gw0/...``) may not.
+    """
+    path = Path(tempfile.mkdtemp(prefix="lhb-", dir="/tmp"))
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def _installed(harness: str) -> Path:
+    """The CLI, installed once into CACHE; parallel workers (pytest -n) wait for each other."""
+    CACHE.mkdir(parents=True, exist_ok=True)
+    with (CACHE / f"{harness}.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return install_cli(CLI_AGENTS[harness], CACHE / harness)
+
+
 @pytest.mark.parametrize(
     ("harness", "loaded"),
     [("claude-code", False), ("codex", False), ("gemini-cli", False), ("codex", True)],
     ids=["claude-code", "codex", "gemini-cli", "codex-cpu-busy"],
 )
 def test_cli_two_turns_in_the_sandbox(
-    tmp_path: Path, harness: str, loaded: bool, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path,
+    short_tmp: Path,
+    harness: str,
+    loaded: bool,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """The CLI plays both turns inside the sandbox, resuming its own session for the second.
 
@@ -181,7 +207,7 @@ def test_cli_two_turns_in_the_sandbox(
     Codex's own 10 s default); the pack's ``startup_timeout_s`` lets the tools arrive.
     """
     script, model_ref, expected_calls = CASES[harness]
-    binary = install_cli(CLI_AGENTS[harness], CACHE / harness)
+    binary = _installed(harness)
     pack = write_harness_pack(
         tmp_path / "pack", mcp=True, turns=TURNS, mcp_delay_s=SLOW_START_S if loaded else 0.0
     )
@@ -190,8 +216,7 @@ def test_cli_two_turns_in_the_sandbox(
     monkeypatch.setenv("LHBENCH_CANARY_TOKEN", "canary-5f1e")
     # lhbench's own temporary files (env files, sockets, private homes) go to a directory
     # of this test's: after the run it must be empty, whatever else runs on the machine
-    host_tmp = tmp_path / "host-tmp"
-    host_tmp.mkdir()
+    host_tmp = short_tmp
     monkeypatch.setenv("TMPDIR", str(host_tmp))
     monkeypatch.setattr(tempfile, "tempdir", str(host_tmp))
     home_before = _mtimes()
