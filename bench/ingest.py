@@ -45,9 +45,8 @@ print(json.dumps({"seconds": time.perf_counter() - t, "cpu": time.process_time()
 IMPORT = """
 import json, resource, sys, time
 from pathlib import Path
-import asyncio
 from lhbench.config import Settings
-from lhbench.jobs import import_transcripts
+from lhbench.api import import_transcripts
 from lhbench.store import Store
 import os, threading
 def children_cpu():
@@ -75,8 +74,8 @@ threading.Thread(target=watch, daemon=True).start()
 with Store.open("sqlite:///" + sys.argv[2]) as store:  # an existing store: migrated first
     t = time.perf_counter()
     c = time.process_time() + children_cpu()
-    out = asyncio.run(import_transcripts(store, Settings(home=Path(sys.argv[2]).parent),
-                                         [Path(sys.argv[1])], fmt=sys.argv[3]))
+    out = import_transcripts([Path(sys.argv[1])], fmt=sys.argv[3], store=store,
+                             settings=Settings(home=Path(sys.argv[2]).parent))
     # the CPU of the step writer process counts too
     seconds, cpu = time.perf_counter() - t, time.process_time() + children_cpu() - c
     done.set()

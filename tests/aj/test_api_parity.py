@@ -77,7 +77,7 @@ def test_cli_and_api_store_the_same_judgements(pack: str, tmp_path: Path) -> Non
                 model=model,
                 store=store,
                 settings=Settings(home=tmp_path / "api"),
-            )
+            ).verdicts
         assert stub.count == 2 * asked  # the API asked the model for the same verdicts
     cli_runs, cli_labels, cli_verdicts = stored(cli_db)
     api_runs, api_labels, api_verdicts = stored(api_db)
@@ -104,7 +104,7 @@ def test_search_pack_through_the_api_judges_every_item(tmp_path: Path) -> None:
             model=f"openai:judge@{stub.base_url}",
             store=store,
             settings=Settings(home=tmp_path / "home"),
-        )
+        ).verdicts
         assert len(store.list_runs()) == 60
         assert len(store.list_labels()) == 60
     assert len(got) == 60

@@ -36,7 +36,7 @@ def test_a_native_run_uses_the_tools_and_is_graded_end_to_end(tmp_path: Path) ->
     settings = load_settings(home=tmp_path / "home")
     with ModelStub(content_agent_script()) as stub, lhbench.open_store(db) as store:
         model = f"openai:stub-agent@{stub.base_url}"
-        [run] = lhbench.run_agents("content-mini", model=model, store=store, settings=settings)
+        [run] = lhbench.run_agents("content-mini", model=model, store=store, settings=settings).runs
         assert run.status.value == "completed"
         steps = store.get_trajectory(run.id).steps
         called = {s.tool_name.split("content_", 1)[-1] for s in steps if s.tool_name}
