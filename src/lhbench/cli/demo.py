@@ -87,7 +87,7 @@ def demo(
 
     Example: lhbench demo
     """
-    from lhbench.api import grade_async, judge_states_async, report_async, run_agents_async
+    from lhbench.api import grade_async, judge_states_async, report, run_agents_async
     from lhbench.jobs import all_pack_dirs, sandbox_for
     from lhbench.jobs.packs import register_pack
     from lhbench.packs import load_pack
@@ -146,16 +146,14 @@ def demo(
                         print_summary(summary)
 
         asyncio.run(main())
-        files = asyncio.run(
-            report_async(
-                by="harness,model,versions.skill",
-                ablation="skill",
-                baseline="none",
-                out=settings.home / "report",
-                notes=[STUB_NOTICE] if url is not None else [],
-                store=store,
-                settings=settings,
-            )
+        files = report(
+            by="harness,model,versions.skill",
+            ablation="skill",
+            baseline="none",
+            out=settings.home / "report",
+            notes=[STUB_NOTICE] if url is not None else [],
+            store=store,
+            settings=settings,
         ).files
         counts = store.counts()
         say(
