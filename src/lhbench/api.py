@@ -26,11 +26,9 @@ Example:
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import functools
 import inspect
-import threading
 from collections.abc import Awaitable, Callable, Coroutine, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -99,6 +97,9 @@ T = TypeVar("T")
 
 def _run_to_end(coro: Coroutine[Any, Any, T]) -> T:
     """Run ``coro`` to the end, also from inside a running event loop (a notebook cell)."""
+    import asyncio  # on the first call: importing the face stays cheap
+    import threading
+
     try:
         asyncio.get_running_loop()
     except RuntimeError:
