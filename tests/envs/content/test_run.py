@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 
 import lhbench
-from lhbench.api import load_settings
+from lhbench.config import load_settings
 from lhbench.envs.content import load_ground_truth
 from lhbench.schema import JudgeKind, Scale
 from lhbench.testing import ModelStub
