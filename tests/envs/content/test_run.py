@@ -98,7 +98,7 @@ def test_a_native_run_uses_the_tools_and_is_graded_end_to_end(tmp_path: Path) ->
             store=store,
             settings=settings,
         )
-    assert [g.status.value for g in five + three] == ["ok", "ok"]  # type: ignore[union-attr]
-    assert {s.scale for s in five[0].scores} == {Scale("1-5")}  # type: ignore[union-attr]
-    assert {s.scale for s in three[0].scores} == {Scale("0-2")}  # type: ignore[union-attr]
-    assert len(five[0].scores) == len(three[0].scores) == 5  # type: ignore[union-attr]
+    assert [g.status.value for g in five.grades + three.grades] == ["ok", "ok"]
+    assert {s.scale for s in five.grades[0].scores} == {Scale("1-5")}
+    assert {s.scale for s in three.grades[0].scores} == {Scale("0-2")}
+    assert len(five.grades[0].scores) == len(three.grades[0].scores) == 5
