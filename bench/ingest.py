@@ -56,9 +56,8 @@ IMPORT = """
 import json, resource, sys, time
 from collections.abc import Callable
 from pathlib import Path
-import asyncio
 from lhbench.config import Settings
-from lhbench.jobs import import_transcripts
+from lhbench.api import import_transcripts
 from lhbench.store import Store
 from lhbench.store.runs import RunStore
 import os, threading
@@ -121,7 +120,7 @@ with Store.open(url) as store:  # an existing store: migrated first
     t = time.perf_counter()
     own, kids, srv = time.process_time(), children_cpu(), server_cpu(store)
     c = own + kids
-    out = asyncio.run(import_transcripts(store, Settings(home=Path(home)), [Path(src)], fmt=fmt))
+    out = import_transcripts([Path(src)], fmt=fmt, store=store, settings=Settings(home=Path(home)))
     # the CPU of the step writer process counts too
     seconds, cpu = time.perf_counter() - t, time.process_time() + children_cpu() - c
     # the other threads (commits, checkpoints, hashing), the writer process, the server

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 import lhbench
+from lhbench.config import load_settings
 from lhbench.errors import ConfigError
 from lhbench.testing import ModelStub, auto_script
 
@@ -59,10 +60,10 @@ def test_the_api_works_inside_a_running_event_loop(tmp_path: Path) -> None:
                 model=f"openai:stub-agent-b@{stub.base_url}",
                 tasks=["ini-to-json"],
                 store=store,
-                settings=lhbench.api.load_settings(home=tmp_path / "home"),
-            )
-            labels = lhbench.verify("lhbench-samples", store=store)
-            logs = lhbench.export_inspect(tmp_path / "logs", formats=["eval"], store=store)
+                settings=load_settings(home=tmp_path / "home"),
+            ).runs
+            labels = lhbench.verify("lhbench-samples", store=store).labels
+            logs = lhbench.export_inspect(tmp_path / "logs", formats=["eval"], store=store).paths
             return [runs, labels, logs]  # type: ignore[list-item]
 
     runs, labels, logs = asyncio.run(cell())

@@ -1,51 +1,106 @@
-"""The Python API: lhbench's main jobs as plain functions, for scripts and notebooks.
+"""The Python API: lhbench's jobs as functions, the one way in for scripts, notebooks and the CLI.
 
-Each function is a thin, synchronous front on the same job the CLI runs (``lhbench.jobs``),
-so a notebook and ``lhbench run`` store the same runs under the same keys, skip the same
-stored work and resume the same interrupted work. Each takes an open ``store`` (see
-:func:`open_store`) or opens the configured one, and ``settings`` (default: ``lhbench.toml``
-and ``LHBENCH_*``, as the CLI reads them). They return the schema objects that were stored.
+Each job is an ``async`` function, ``NAME_async``, with a synchronous twin ``NAME`` (as
+Inspect AI has ``eval_async`` and ``eval``): ``run_agents``/``run_agents_async``,
+``grade``, ``verify``, ``import_transcripts``, ``judge_states``, ``report`` and
+``export_inspect``. ``lhbench run``, ``judge``, ``verify``, ``import``, ``aj run``,
+``report`` and ``export inspect`` parse their flags and call these same functions, so a
+notebook and the command line store the same runs under the same keys, skip the same
+stored work, resume the same interrupted work, and get the same outcome back.
+
+A function's parameters are its options class's fields (:class:`RunOptions`,
+:class:`GradeOptions`, … in :mod:`lhbench.jobs.options`, declared once); every one takes
+``store`` (default: the configured store, opened and closed for the call), ``settings``
+(default: ``lhbench.toml`` and ``LHBENCH_*``, as the CLI reads them) and ``progress``.
+Each returns one outcome (:class:`RunOutcome`, :class:`GradeOutcome`, …): the job's
+summary counts and the stored runs, grades, labels or verdicts it is about. The sync
+twin works inside a running event loop too (a notebook cell).
 
 Example:
     >>> import lhbench
     >>> store = lhbench.open_store("sqlite:///my-eval.db")
-    >>> runs = lhbench.run_agents("lhbench-samples", model="openai:gpt-5.2", store=store)
-    >>> grades = lhbench.grade("lhbench-samples", panel=["openai:gpt-5.2"], store=store)
+    >>> runs = lhbench.run_agents("lhbench-samples", model="openai:gpt-5.2", store=store).runs
+    >>> grades = lhbench.grade("lhbench-samples", panel=["openai:gpt-5.2"], store=store).grades
     >>> board = lhbench.report(store=store).table("leaderboard")
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
-import threading
-from collections.abc import Coroutine, Iterator, Sequence
-from dataclasses import dataclass
+import functools
+import inspect
+import os
+from collections.abc import Awaitable, Callable, Coroutine, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
-from lhbench.config import Settings, load_settings
-from lhbench.errors import ConfigError
-from lhbench.schema import Grade, Label, PreferenceVote, Run, Verdict
-from lhbench.store import Store
+from lhbench.errors import ConfigError, LhbenchError
+from lhbench.jobs.options import (
+    ExportOptions,
+    GradeOptions,
+    ImportOptions,
+    JobPlace,
+    JudgeOptions,
+    ReportOptions,
+    RunOptions,
+    VerifyOptions,
+)
+
+# Only the options (plain dataclasses) load with this module: each job imports its stack
+# (the store, the harness, the judges, the reporting) when it is called.
+if TYPE_CHECKING:
+    from lhbench.config import Settings
+    from lhbench.jobs.imports import ImportResult
+    from lhbench.jobs.packs import LoadedPack
+    from lhbench.jobs.runner import JobSummary
+    from lhbench.reporting import ReportData, ReportFiles
+    from lhbench.reporting.inspect_log import ExportedLog
+    from lhbench.schema import Grade, Label, PreferenceVote, Rubric, Run, Tier, Verdict
+    from lhbench.store import Store
 
 __all__ = [
+    "ExportOptions",
+    "ExportOutcome",
+    "GradeOptions",
+    "GradeOutcome",
+    "ImportOptions",
+    "ImportOutcome",
+    "JudgeOptions",
+    "JudgeOutcome",
     "Report",
+    "ReportOptions",
+    "RunOptions",
+    "RunOutcome",
+    "VerifyOptions",
+    "VerifyOutcome",
     "export_inspect",
+    "export_inspect_async",
     "grade",
+    "grade_async",
     "import_transcripts",
+    "import_transcripts_async",
     "judge_states",
+    "judge_states_async",
     "open_store",
     "report",
+    "report_async",
     "run_agents",
+    "run_agents_async",
     "verify",
+    "verify_async",
 ]
 
+P = ParamSpec("P")
+Opts = TypeVar("Opts", bound=JobPlace)
 T = TypeVar("T")
 
 
-def _sync(coro: Coroutine[Any, Any, T]) -> T:
+def _run_to_end(coro: Coroutine[Any, Any, T]) -> T:
     """Run ``coro`` to the end, also from inside a running event loop (a notebook cell)."""
+    import asyncio  # on the first call: importing the face stays cheap
+    import threading
+
     try:
         asyncio.get_running_loop()
     except RuntimeError:
@@ -66,20 +121,13 @@ def _sync(coro: Coroutine[Any, Any, T]) -> T:
     return box["value"]  # type: ignore[no-any-return]
 
 
-def open_store(url: str | None = None, *, settings: Settings | None = None) -> Store:
-    """Open (and create or migrate) the store at ``url``, or the configured one.
-
-    The caller closes it (``store.close()``, or use it as a context manager).
-    """
-    settings = settings or load_settings()
-    return Store.open(url or settings.database_url)
-
-
 @contextlib.contextmanager
 def _store(store: Store | None, settings: Settings) -> Iterator[Store]:
     if store is not None:
         yield store
         return
+    from lhbench.store import Store
+
     own = Store.open(settings.database_url)
     try:
         yield own
@@ -87,250 +135,564 @@ def _store(store: Store | None, settings: Settings) -> Iterator[Store]:
         own.close()
 
 
-def run_agents(
-    pack: str,
-    *,
-    model: str,
-    harness: str = "native",
-    tasks: Sequence[str] | None = None,
-    repeats: int = 1,
-    versions: dict[str, str] | None = None,
-    parallel: int = 2,
-    verify: bool = True,
-    retry_errors: bool = False,
-    store: Store | None = None,
-    settings: Settings | None = None,
-) -> list[Run]:
-    """Run ``harness`` with ``model`` on a pack's tasks (as ``lhbench run``); the runs.
+_PLACE = ("store", "settings", "progress")
+# a job's body: its options, the open store and the settings -> its outcome
+_Body = Callable[[Opts, "Store", "Settings"], Awaitable[T]]
 
-    Finished runs are skipped, interrupted ones resume; each run that ends is verified by
-    its task's checks (see :func:`verify`). ``pack`` is a bundled pack id, a pack under
-    ``pack_paths``, or a directory.
+
+def _args_doc(options: Callable[..., Any]) -> str:
+    # the options' "Attributes:" are the function's "Args:" (declared once, in the class)
+    def block(doc: str | None) -> list[str]:
+        lines = (doc or "").splitlines()
+        at = [i for i, line in enumerate(lines) if line.strip() == "Attributes:"]
+        return lines[at[0] + 1 :] if at else []
+
+    rows = block(options.__doc__) + block(JobPlace.__doc__)
+    return "    Args:\n" + "\n".join(r for r in rows if r.strip()) + "\n"
+
+
+def _job(
+    options: Callable[P, Opts],
+) -> Callable[[_Body[Opts, T]], Callable[P, Coroutine[Any, Any, T]]]:
+    """The public async function of a job: its parameters are ``options``' fields.
+
+    The call builds the options (which check themselves), opens the store when none is
+    given, and runs ``body`` with the options, the store and the settings.
     """
-    from lhbench.jobs import run_agents as job
 
-    settings = settings or load_settings()
-    with _store(store, settings) as st:
-        res = _sync(
-            job(
-                st,
-                settings,
-                pack=pack,
-                harness=harness,
-                model=model,
-                tasks=list(tasks) if tasks else None,
-                repeats=repeats,
-                versions=dict(versions or {}),
-                parallel=parallel,
-                retry_errors=retry_errors,
-                verify=verify,
-            )
+    def wrap(body: _Body[Opts, T]) -> Callable[P, Coroutine[Any, Any, T]]:
+        async def call(*args: P.args, **kwargs: P.kwargs) -> T:
+            from lhbench.config import load_settings
+
+            opts = options(*args, **kwargs)
+            settings = opts.settings or load_settings()
+            with _store(opts.store, settings) as store:
+                return await body(opts, store, settings)
+
+        functools.update_wrapper(call, body)
+        del call.__wrapped__  # type: ignore[attr-defined]  # its signature is the options'
+        params = list(inspect.signature(options).parameters.values())
+        place = [p for p in params if p.name in _PLACE]  # where it runs: last
+        call.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+            [p for p in params if p.name not in _PLACE] + place,
+            return_annotation=inspect.signature(body).return_annotation,
         )
-        from lhbench.jobs import check_versions
+        call.__doc__ = f"{body.__doc__}\n{_args_doc(options)}"
+        return call
 
-        chosen = [t for t in res.pack.pack.tasks if not tasks or t.id in set(tasks)]
-        tagged = check_versions(res.pack.pack, dict(versions or {}), chosen)
-        wanted = {t.id for t in chosen}
-        return [
-            r
-            for r in st.list_runs(pack_id=res.pack.pack.id, harness=harness, model=res.model)
-            if r.task_id in wanted and r.repeat < repeats and r.versions == tagged
-        ]
+    return wrap
 
 
-def grade(
-    pack: str,
-    *,
-    panel: Sequence[str] | None = None,
-    tier: str = "process",
-    rubric: str | None = None,
-    run_ids: Sequence[str] | None = None,
-    repeats: int = 1,
-    pairwise: bool = False,
-    retry_errors: bool = False,
-    store: Store | None = None,
-    settings: Settings | None = None,
-    executor: str = "local",
-    ray_address: str | None = None,
-) -> list[Grade] | list[PreferenceVote]:
-    """Grade a pack's stored runs with a judge panel (as ``lhbench judge``).
+def _sync(fn: Callable[P, Coroutine[Any, Any, T]]) -> Callable[P, T]:
+    """The synchronous twin of a public async function (same parameters, same outcome)."""
 
-    Returns the grades of the graded runs on that rubric and tier (stored ones included),
-    or with ``pairwise`` the pairwise judges' votes. ``panel`` defaults to ``judge_panel``.
-    ``executor="ray"`` makes the rubric grades on Ray workers (``ray_address``: an existing
-    cluster); they are stored here.
+    def call(*args: P.args, **kwargs: P.kwargs) -> T:
+        return _run_to_end(fn(*args, **kwargs))
+
+    functools.update_wrapper(call, fn)
+    del call.__wrapped__  # type: ignore[attr-defined]
+    call.__signature__ = inspect.signature(fn)  # type: ignore[attr-defined]
+    call.__name__ = call.__qualname__ = fn.__name__.removesuffix("_async")
+    call.__doc__ = (fn.__doc__ or "").replace(
+        "\n", f"\n\n    Synchronous; ``{fn.__name__}`` is the same job to ``await``.\n", 1
+    )
+    return call
+
+
+def open_store(url: str | None = None, *, settings: Settings | None = None) -> Store:
+    """Open (and create or migrate) the store at ``url``, or the configured one.
+
+    The caller closes it (``store.close()``, or use it as a context manager).
     """
-    from lhbench.jobs import grade_runs
+    from lhbench.config import load_settings
+    from lhbench.store import Store
 
     settings = settings or load_settings()
-    with _store(store, settings) as st:
-        out = _sync(
-            grade_runs(
-                st,
-                settings,
-                pack=pack,
-                tier=tier,
-                panel=list(panel) if panel else None,
-                rubric=rubric,
-                run_ids=list(run_ids) if run_ids else None,
-                repeats=repeats,
-                retry_errors=retry_errors,
-                pairwise=pairwise,
-                executor=executor,
-                ray_address=ray_address,
-            )
-        )
-        ids = {r.id for r in out.runs}
-        if pairwise:
-            return [
-                v
-                for v in st.list_votes()
-                if v.rater_kind != "human" and (v.run_a in ids or v.run_b in ids)
-            ]
-        return [
-            g
-            for g in st.list_grades(rubric_id=out.rubric.id, tier=out.tier.kind.value)
-            if g.run_id in ids
-        ]
+    return Store.open(url or settings.database_url)
 
 
-def import_transcripts(
-    paths: Sequence[str | Path],
-    *,
-    fmt: str = "auto",
-    pack: str | None = None,
-    task: str | None = None,
-    harness: str | None = None,
-    model: str | None = None,
-    versions: dict[str, str] | None = None,
-    store: Store | None = None,
-    settings: Settings | None = None,
-) -> list[Run]:
-    """Import transcript files or directories as runs (as ``lhbench import``); the runs.
-
-    A file that cannot be read raises ConfigError naming it (the CLI reports and goes on);
-    with ``pack`` and ``task`` the runs are verified on their replayed final state.
-    """
-    from lhbench.jobs import import_transcripts as job
-
-    settings = settings or load_settings()
-    with _store(store, settings) as st:
-        res = _sync(
-            job(
-                st,
-                settings,
-                [Path(p) for p in paths],
-                fmt=fmt,
-                pack=pack,
-                task=task,
-                harness=harness,
-                model=model,
-                versions=dict(versions or {}),
-            )
-        )
-        failed = [f for f in res.files if f.error]
-        if failed:
-            raise ConfigError(
-                "could not import: " + "; ".join(f"{f.path}: {f.error}" for f in failed)
-            )
-        return [st.get_run(rid) for f in res.files for rid in f.runs]
-
-
-def verify(
-    pack: str | None = None,
-    *,
-    run_ids: Sequence[str] | None = None,
-    retry_errors: bool = False,
-    store: Store | None = None,
-    settings: Settings | None = None,
-) -> list[Label]:
-    """Run the tasks' checks on stored runs' final states (as ``lhbench verify``); the labels."""
-    from lhbench.jobs import verify_runs
-
-    settings = settings or load_settings()
-    with _store(store, settings) as st:
-        _sync(
-            verify_runs(
-                st,
-                settings,
-                pack=pack,
-                run_ids=list(run_ids) if run_ids else None,
-                retry_errors=retry_errors,
-            )
-        )
-        wanted = set(run_ids) if run_ids else None
-        pack_runs = {r.id for r in st.list_runs()} if pack is None else None
-        labels = st.list_labels()
-        if wanted is not None:
-            return [lab for lab in labels if lab.run_id in wanted]
-        if pack_runs is not None:
-            return [lab for lab in labels if lab.run_id in pack_runs]
-        from lhbench.jobs import resolve_pack
-
-        pid = resolve_pack(pack, settings, st).pack.id  # type: ignore[arg-type]
-        ids = {r.id for r in st.list_runs(pack_id=pid)}
-        return [lab for lab in labels if lab.run_id in ids]
-
-
-def judge_states(
-    pack: str,
-    *,
-    model: str | None = None,
-    judge: str = "agent",
-    repeats: int = 1,
-    budget: int = 20,
-    concurrency: int = 4,
-    postgres_url: str | None = None,
-    tool_set: str | None = None,
-    modality: str | None = None,
-    retry_errors: bool = False,
-    store: Store | None = None,
-    settings: Settings | None = None,
-) -> list[Verdict]:
-    """Agent-as-a-Judge on a pack (as ``lhbench aj run``); the verdicts of ``judge``'s kind.
-
-    ``judge`` is ``agent`` (a tool-using judge in the replayed final state) or ``llm`` (the
-    plain judge reading the transcript); ``model`` defaults to ``aj_model``. The pack's
-    environment decides what a run is (a search answer's item, an office trajectory, a
-    replayed workspace) and takes its own options: ``postgres_url`` (SQL), ``tool_set``
-    (search), ``modality`` (GUI).
-    """
-    from lhbench.jobs import judge_states as job
-
-    if judge not in ("agent", "llm"):
-        raise ConfigError(f"judge={judge!r}: expected 'agent' or 'llm'")
-    settings = settings or load_settings()
-    with _store(store, settings) as st:
-        res = _sync(
-            job(
-                st,
-                settings,
-                pack=pack,
-                judge=judge,
-                model=model,
-                repeats=repeats,
-                budget=budget,
-                concurrency=concurrency,
-                postgres_url=postgres_url,
-                tool_set=tool_set,
-                modality=modality,
-                retry_errors=retry_errors,
-            )
-        )
-        ids = {r.id for r in st.list_runs(pack_id=res.pack.pack.id)}
-        return [v for v in st.list_verdicts() if v.run_id in ids and v.judge.kind.value == judge]
+# --- running agents ----------------------------------------------------------------------
 
 
 @dataclass
-class Report:
-    """The report's sections, computed from the store's current judgements.
+class RunOutcome:
+    """What running a harness on a pack did, and the runs it is about.
 
-    ``table(slug)`` gives one table as a list of dicts (column -> value), ready for
-    ``pandas.DataFrame``; ``files`` is where it was written, when ``out`` was given.
+    Attributes:
+        summary: The run job's counts; ``summary.results`` are this call's runs with their
+            trajectories (stored runs skipped are not among them).
+        verify: The checks' job on the runs that ended (None with ``verify=False``).
+        pack: The pack run.
+        model: The agent's model string.
+        runs: Every run of the call's plan as stored (skipped ones included), in plan order.
+        labels: Their labels (the tasks' checks).
     """
 
-    sections: list[Any]
-    files: Any = None
+    summary: JobSummary[Any]
+    verify: JobSummary[Any] | None
+    pack: LoadedPack
+    model: str
+    runs: list[Run] = field(default_factory=list)
+    labels: list[Label] = field(default_factory=list)
+
+
+@_job(RunOptions)
+async def run_agents_async(o: RunOptions, store: Store, settings: Settings) -> RunOutcome:
+    """Run a harness on a pack's tasks (``lhbench run``); finished runs are skipped.
+
+    Interrupted runs resume; every run that ends is verified by its task's checks. On Ray
+    (``executor="ray"``) each run and its workspace checks run together on a worker node.
+    """
+    from lhbench.harness import HARNESSES, LocalExecutor, make_executor
+    from lhbench.harness.cli_agents import CLI_AGENTS, cli_binary
+    from lhbench.jobs.agents import RunAgentsJob, specs_for
+    from lhbench.jobs.common import label_runs, run_with_progress, sandbox_for
+    from lhbench.jobs.packs import check_versions, resolve_pack
+    from lhbench.jobs.verification import check_outcome_on_node
+    from lhbench.models import resolve_model
+
+    if o.harness not in HARNESSES:
+        raise ConfigError(f"--harness {o.harness!r}: expected one of {', '.join(HARNESSES)}")
+    if o.harness in CLI_AGENTS:
+        cli_binary(CLI_AGENTS[o.harness])  # not installed: one clear error, not N crashed runs
+    loaded = resolve_pack(o.pack, settings, store)
+    chosen = list(o.tasks or ()) or [t.id for t in loaded.pack.tasks]
+    unknown = sorted(set(chosen) - {t.id for t in loaded.pack.tasks})
+    if unknown:
+        raise ConfigError(
+            f"--tasks: not in pack {loaded.pack.id}: {', '.join(unknown)} "
+            f"(it has {', '.join(t.id for t in loaded.pack.tasks)})"
+        )
+    run_versions = check_versions(
+        loaded.pack, dict(o.versions or {}), [loaded.pack.task(t) for t in chosen]
+    )
+    spec = resolve_model(o.model, settings.models)
+    sandbox = sandbox_for(settings)  # refuses here, before any run, when none works
+    specs = specs_for(
+        loaded,
+        tasks=chosen,
+        harness=o.harness,
+        model=spec.model_dump(mode="json"),
+        versions=run_versions,
+        repeats=o.repeats,
+        home=settings.home,
+        sandbox=settings.sandbox if sandbox.name != "none" else "none",
+        unsafe_no_sandbox=settings.unsafe_no_sandbox,
+    )
+    ex = (
+        LocalExecutor(model=o.agent_model)
+        if o.agent_model is not None
+        else make_executor(
+            o.executor,
+            parallel=o.parallel,
+            address=o.ray_address or (settings.ray_address if o.executor == "ray" else None),
+            checks=check_outcome_on_node if o.verify else None,
+        )
+    )
+    async with ex:
+        job = RunAgentsJob(store, loaded, specs, ex)
+        summary = await run_with_progress(
+            job,
+            o.progress,
+            "running",
+            concurrency=o.parallel,
+            retry_errors=o.retry_errors,
+            batch_size=1,
+            flush_seconds=0.0,
+        )
+    ids = [u.key for u in job.plan()]
+    stored = {r.id: r for r in store.list_runs(pack_id=loaded.pack.id)}
+    runs = [stored[i] for i in ids if i in stored]
+    checked = None
+    if o.verify:
+        checked = await label_runs(store, settings, loaded, runs, progress=o.progress)
+    labels = store.list_labels(run_ids=[r.id for r in runs])
+    return RunOutcome(summary, checked, loaded, spec.model_string, runs, labels)
+
+
+run_agents = _sync(run_agents_async)
+
+
+# --- grading -----------------------------------------------------------------------------
+
+
+@dataclass
+class GradeOutcome:
+    """What grading did, what it graded with, and the grades (or votes) of its runs.
+
+    Attributes:
+        summary: The grading job's counts (``summary.results``: this call's judgements).
+        rubric: The rubric graded on.
+        tier: Its tier.
+        runs: The runs graded.
+        judges: The panel's labels.
+        grades: Every grade of the plan as stored (rubric grading).
+        votes: The pairwise judges' votes on these runs (``pairwise=True``).
+        infra_skipped: Runs that failed for infrastructure: not graded (no score).
+    """
+
+    summary: JobSummary[Any]
+    rubric: Rubric
+    tier: Tier
+    runs: list[Run]
+    judges: list[str]
+    grades: list[Grade] = field(default_factory=list)
+    votes: list[PreferenceVote] = field(default_factory=list)
+    infra_skipped: list[Run] = field(default_factory=list)
+
+
+@_job(GradeOptions)
+async def grade_async(o: GradeOptions, store: Store, settings: Settings) -> GradeOutcome:
+    """Grade a pack's stored runs with a judge panel, or pairwise (``lhbench judge``).
+
+    A grade is one (run, judge config, rubric content, tier, repeat): a call again does
+    only what is missing. ``panel`` defaults to ``judge_panel``.
+    """
+    from lhbench.jobs.common import GRADABLE, panel_specs, run_with_progress
+    from lhbench.jobs.grading import GradeJob, PairwiseJob
+    from lhbench.jobs.packs import find_rubric, pack_for_id, resolve_pack
+    from lhbench.judges import PairwiseJudge, RubricJudge
+    from lhbench.models import ModelPool
+    from lhbench.packs import bundled_pack_dirs, load_pack
+
+    specs = panel_specs(o.panel, settings)
+    loaded = pack_for_id(store, settings, o.pack)
+    if loaded is None:
+        try:
+            loaded = resolve_pack(o.pack, settings, store)
+        except LhbenchError:
+            loaded = None
+    pack_id = loaded.pack.id if loaded else o.pack
+    runs = [r for r in store.list_runs(pack_id=pack_id) if r.status in GRADABLE]
+    if o.run_ids:
+        wanted = set(o.run_ids)
+        missing = wanted - {r.id for r in runs}
+        if missing:
+            raise LhbenchError(f"--runs: not in pack {pack_id!r}: {', '.join(sorted(missing))}")
+        runs = [r for r in runs if r.id in wanted]
+    # a run that failed for infrastructure is no score: never graded, never compared
+    infra = [r for r in runs if r.infrastructure_failure]
+    runs = [r for r in runs if not r.infrastructure_failure]
+    if not runs:
+        why = (
+            f" ({len(infra)} failed for infrastructure and are not graded: run them again)"
+            if infra
+            else ""
+        )
+        raise LhbenchError(
+            f"no finished runs of pack {pack_id!r} in the store{why}: `lhbench run` or "
+            "`lhbench import --pack` makes some"
+        )
+    library = [load_pack(d) for d in bundled_pack_dirs()]
+    rub, tier_obj = find_rubric(loaded.pack if loaded else None, o.rubric, o.tier, runs, library)
+    tasks = {t.id: t for t in loaded.pack.tasks} if loaded else {}
+    if o.executor == "ray" and (o.pairwise or o.judge_models):
+        raise ConfigError(
+            "--executor ray grades rubric tiers on Ray workers; pairwise comparisons (and "
+            "substituted test models) run here: drop --executor ray"
+        )
+    remote = None
+    if o.executor != "local" or o.ray_address is not None:  # the harness loads only for Ray
+        from lhbench.harness import RayExecutor, make_executor
+
+        ex = make_executor(
+            o.executor,
+            parallel=os.cpu_count() or 2,
+            address=o.ray_address or (settings.ray_address if o.executor == "ray" else None),
+        )
+        remote = ex if isinstance(ex, RayExecutor) else None
+    pool = ModelPool(store if o.use_cache else None)
+    wrapped = dict(o.judge_models or {})
+    async with pool.session(), contextlib.AsyncExitStack() as stack:
+        if remote is not None:
+            await stack.enter_async_context(remote)
+        if o.pairwise:
+            pjudges = [PairwiseJudge(pool.get(s, wrapped=wrapped.get(s.ref)), s) for s in specs]
+            job: Any = PairwiseJob(store, runs, rub, tier_obj, pjudges, tasks=tasks)
+            labels = [j.identity.label for j in pjudges]
+        else:
+            rjudges = [RubricJudge(pool.get(s, wrapped=wrapped.get(s.ref)), s) for s in specs]
+            job = GradeJob(
+                store, runs, rub, tier_obj, rjudges, tasks=tasks, repeats=o.repeats, remote=remote
+            )
+            labels = [j.identity.label for j in rjudges]
+        summary = await run_with_progress(
+            job,
+            o.progress,
+            "comparing" if o.pairwise else "grading",
+            concurrency=o.concurrency,
+            retry_errors=o.retry_errors,
+        )
+    out = GradeOutcome(summary, rub, tier_obj, runs, labels, infra_skipped=infra)
+    ids = {r.id for r in runs}
+    if o.pairwise:
+        out.votes = [
+            v
+            for v in store.list_votes()
+            if v.rater_kind != "human" and (v.run_a in ids or v.run_b in ids)
+        ]
+    else:
+        keys = {u.key for u in job.plan()}
+        out.grades = [g for g in store.list_grades(run_ids=list(ids)) if g.key in keys]
+    return out
+
+
+grade = _sync(grade_async)
+
+
+# --- verifying ---------------------------------------------------------------------------
+
+
+@dataclass
+class VerifyOutcome:
+    """What running the tasks' checks did, per pack, and the labels of the runs checked.
+
+    Attributes:
+        packs: (pack id, the checks' job counts), one per pack with runs.
+        runs: The runs in scope.
+        labels: Their labels, as stored.
+    """
+
+    packs: list[tuple[str, JobSummary[Any]]]
+    runs: list[Run] = field(default_factory=list)
+    labels: list[Label] = field(default_factory=list)
+
+
+@_job(VerifyOptions)
+async def verify_async(o: VerifyOptions, store: Store, settings: Settings) -> VerifyOutcome:
+    """Label stored runs with their tasks' checks on their final states (``lhbench verify``).
+
+    A kept workspace is the final state of a run lhbench ran; an imported run's state is
+    replayed from its trajectory. Checks already run on the same task content are skipped.
+    """
+    from lhbench.jobs.common import label_runs
+    from lhbench.jobs.packs import pack_for_id, resolve_pack
+
+    runs = store.list_runs()
+    if o.pack is not None:
+        loaded = pack_for_id(store, settings, o.pack) or resolve_pack(o.pack, settings, store)
+        runs = [r for r in runs if r.pack_id == loaded.pack.id]
+    if o.run_ids:
+        runs = [r for r in runs if r.id in set(o.run_ids)]
+    out = VerifyOutcome([], runs)
+    for pack_id in sorted({r.pack_id for r in runs}):
+        loaded_pack = pack_for_id(store, settings, pack_id)
+        if loaded_pack is None:
+            continue
+        mine = [r for r in runs if r.pack_id == pack_id]
+        summary = await label_runs(
+            store,
+            settings,
+            loaded_pack,
+            mine,
+            retry_errors=o.retry_errors,
+            progress=o.progress,
+        )
+        out.packs.append((pack_id, summary))
+    out.labels = store.list_labels(run_ids=[r.id for r in runs])
+    return out
+
+
+verify = _sync(verify_async)
+
+
+# --- importing ---------------------------------------------------------------------------
+
+
+@dataclass
+class ImportOutcome:
+    """What importing did: each file's result, the runs, and the checks that followed.
+
+    Attributes:
+        summary: The import job's counts.
+        files: Each file's result (``error`` says why one could not be read).
+        verify: The checks' job (with ``pack`` and ``task``), else None.
+        runs: The files' runs as stored (already imported ones included).
+        labels: Their labels.
+    """
+
+    summary: JobSummary[ImportResult]
+    files: list[ImportResult]
+    verify: JobSummary[Any] | None
+    runs: list[Run] = field(default_factory=list)
+    labels: list[Label] = field(default_factory=list)
+
+    @property
+    def failed(self) -> list[ImportResult]:
+        """The files that could not be imported (the others were)."""
+        return [f for f in self.files if f.error]
+
+
+@_job(ImportOptions)
+async def import_transcripts_async(
+    o: ImportOptions, store: Store, settings: Settings
+) -> ImportOutcome:
+    """Import transcript files or directories as runs (``lhbench import``).
+
+    Re-importing a file is a no-op. A file that cannot be read is reported in
+    ``outcome.failed`` and the others are imported. With ``pack`` and ``task`` the runs
+    are checked by the task's verify script on their replayed final state.
+    """
+    from lhbench.jobs.common import label_runs, run_with_progress
+    from lhbench.jobs.imports import ImportJob, collect_files
+    from lhbench.jobs.packs import check_versions, pack_for_id, resolve_pack
+
+    loaded: LoadedPack | None = None
+    versions = dict(o.versions or {})
+    if o.pack is not None:
+        loaded = pack_for_id(store, settings, o.pack) or resolve_pack(o.pack, settings, store)
+        if o.task is not None and o.task not in {t.id for t in loaded.pack.tasks}:
+            raise ConfigError(
+                f"--task {o.task!r}: not in pack {loaded.pack.id!r} "
+                f"(it has {', '.join(t.id for t in loaded.pack.tasks)})"
+            )
+        if versions:
+            chosen = [loaded.pack.task(o.task)] if o.task else None
+            versions = check_versions(loaded.pack, versions, chosen)
+    files = collect_files(Path(p) for p in o.paths)
+    job = ImportJob(store, files, o, pack=loaded, versions=versions)
+    summary = await run_with_progress(job, o.progress, "importing", concurrency=1, batch_size=1)
+    results = list(summary.results)
+    runs = [store.get_run(rid) for res in results for rid in res.runs]
+    checked = None
+    if loaded is not None and o.task is not None:
+        new = {rid for res in results for rid in res.runs}
+        ended = [r for r in store.list_runs(pack_id=loaded.pack.id) if r.id in new]
+        if ended:
+            checked = await label_runs(store, settings, loaded, ended, progress=o.progress)
+    labels = store.list_labels(run_ids=[r.id for r in runs])
+    return ImportOutcome(summary, results, checked, runs, labels)
+
+
+import_transcripts = _sync(import_transcripts_async)
+
+
+# --- Agent-as-a-Judge --------------------------------------------------------------------
+
+
+@dataclass
+class JudgeOutcome:
+    """What Agent-as-a-Judge did on a pack: fixtures stored, runs labelled, verdicts given.
+
+    Attributes:
+        fixtures: The fixture job's counts (the pack's trajectories stored as runs).
+        verify: The checks' job counts.
+        judging: The verdict job's counts (None when ``judge`` is None).
+        pack: The pack judged.
+        runs: The runs its environment judges.
+        labels: Their labels.
+        verdicts: The judge's verdicts on them, as stored (stored ones included).
+    """
+
+    fixtures: JobSummary[Any]
+    verify: JobSummary[Any]
+    judging: JobSummary[Any] | None
+    pack: LoadedPack
+    runs: list[Run] = field(default_factory=list)
+    labels: list[Label] = field(default_factory=list)
+    verdicts: list[Verdict] = field(default_factory=list)
+
+
+@_job(JudgeOptions)
+async def judge_states_async(o: JudgeOptions, store: Store, settings: Settings) -> JudgeOutcome:
+    """Agent-as-a-Judge on a pack, whatever its domain (``lhbench aj run``).
+
+    The pack's environment (:func:`~lhbench.jobs.environments.environment_for`) stores its
+    fixture trajectories as runs, makes each run's final state, labels it with the task's
+    checks there, and builds the judge that gives a verdict on it. ``judge=None`` stops
+    after labelling (no model needed). ``postgres_url`` (SQL packs), ``tool_set`` (search
+    packs) and ``modality`` (GUI packs) are options of one environment; another refuses
+    them before any work.
+    """
+    from lhbench.jobs.common import aj_judge_spec, label_runs, run_with_progress, sandbox_for
+    from lhbench.jobs.environments import environment_context, environment_for, judged_runs
+    from lhbench.jobs.packs import resolve_pack
+    from lhbench.jobs.verdicts import VerdictJob, store_failure_modes
+    from lhbench.models import ModelPool
+
+    spec = aj_judge_spec(o.judge, o.model, settings)
+    loaded = resolve_pack(o.pack, settings, store)
+    env = environment_for(loaded)
+    options = {"postgres_url": o.postgres_url, "tool_set": o.tool_set, "modality": o.modality}
+    sandbox = sandbox_for(settings)
+    keys: set[str] = set()
+    with environment_context(
+        env, loaded, settings, sandbox, judge=o.judge, budget=o.budget, options=options
+    ) as ctx:
+        fixtures = await run_with_progress(
+            env.fixtures(store, loaded), o.progress, "fixtures", concurrency=4
+        )
+        runs = judged_runs(store, env, loaded)
+        checked = await label_runs(
+            store,
+            settings,
+            loaded,
+            runs,
+            progress=o.progress,
+            states=env.states(store, loaded, ctx),
+            retry_errors=o.retry_errors,
+        )
+        judging = None
+        if spec is not None:
+            seen = env.judge_states(store, loaded, ctx)
+            pool = ModelPool(store)
+            async with pool.session():
+                client = pool.get(spec, wrapped=o.judge_model)
+                job = VerdictJob(
+                    store,
+                    runs,
+                    seen,
+                    await env.verdict_judge(client, spec, ctx, seen, runs),
+                    repeats=o.repeats,
+                )
+                judging = await run_with_progress(
+                    job,
+                    o.progress,
+                    "judging",
+                    concurrency=o.concurrency,
+                    retry_errors=o.retry_errors,
+                )
+                keys = {u.key for u in job.plan()}
+    store_failure_modes(store, loaded)
+    ids = {r.id for r in runs}
+    verdicts = [v for r in runs for v in store.list_verdicts(run_id=r.id) if v.key in keys]
+    labels = store.list_labels(run_ids=list(ids))
+    return JudgeOutcome(fixtures, checked, judging, loaded, runs, labels, verdicts)
+
+
+judge_states = _sync(judge_states_async)
+
+
+# --- the report and Inspect logs ---------------------------------------------------------
+
+
+class Report:
+    """The report over the store's current judgements.
+
+    ``table(slug)`` gives one table as a list of dicts (column -> value), ready for
+    ``pandas.DataFrame``; ``files`` is where it was written, when ``out`` was given;
+    ``notes`` say which judgements were left out (stale ones) and why. The sections are
+    computed when first asked for (writing the files computes its own).
+    """
+
+    def __init__(
+        self, data: ReportData, options: ReportOptions, files: ReportFiles | None = None
+    ) -> None:
+        """The report of ``data`` as ``options`` group it."""
+        self.data = data
+        self.options = options
+        self.files = files
+        self.notes: list[str] = list(data.excluded.notes())
+
+    @functools.cached_property
+    def sections(self) -> list[Any]:
+        """The report's sections (tables, plots and their notes), in order."""
+        from lhbench.reporting import build_sections
+
+        o = self.options
+        return build_sections(
+            self.data, by=list(o.by), ablation=o.ablation, baseline=o.baseline, seed=o.seed
+        )
 
     def tables(self) -> list[str]:
         """The slugs of every table, in report order."""
@@ -345,61 +707,70 @@ class Report:
         return [dict(zip(t.columns, row, strict=True)) for row in t.rows]
 
 
-def report(
-    *,
-    by: Sequence[str] = ("harness", "model"),
-    ablation: str | None = None,
-    baseline: str | None = None,
-    include_stale: bool = False,
-    out: str | Path | None = None,
-    store: Store | None = None,
-    settings: Settings | None = None,
-) -> Report:
-    """The report over the store (as ``lhbench report``); written to ``out`` when given."""
-    from lhbench.reporting import ReportData, build_sections, write_report
-    from lhbench.reporting.data import configured_panel
+def _report_data(store: Store, settings: Settings, include_stale: bool) -> ReportData:
+    from lhbench.reporting.data import ReportData, configured_panel
 
-    settings = settings or load_settings()
-    with _store(store, settings) as st:
-        data = ReportData.from_store(
-            st, include_stale=include_stale, panel=configured_panel(settings)
-        )
-    sections = build_sections(data, by=by, ablation=ablation, baseline=baseline)
-    files = (
-        write_report(data, Path(out), by=by, ablation=ablation, baseline=baseline)
-        if out is not None
-        else None
+    return ReportData.from_store(
+        store, include_stale=include_stale, panel=configured_panel(settings)
     )
-    return Report(sections=sections, files=files)
 
 
-def export_inspect(
-    out: str | Path,
-    *,
-    pack: str | None = None,
-    formats: Sequence[str] = ("eval", "json"),
-    include_stale: bool = False,
-    store: Store | None = None,
-    settings: Settings | None = None,
-) -> list[Path]:
-    """Inspect AI logs of the store's runs (as ``lhbench export inspect``): the files written.
+@_job(ReportOptions)
+async def report_async(o: ReportOptions, store: Store, settings: Settings) -> Report:
+    """The report over the store (``lhbench report``); written to ``out`` when given.
 
-    One log per (pack, harness, model, versions) group; scores from the current grades,
-    as in the report. Example::
-
-        paths = lhbench.export_inspect("inspect-logs", pack="lhbench-samples")
+    By default only grades of each rubric's current content by the current judges count;
+    ``notes`` say how many were left out.
     """
-    from lhbench.reporting import ReportData
-    from lhbench.reporting.data import configured_panel
-    from lhbench.reporting.inspect_log import export_inspect as _export
+    from lhbench.reporting import write_report
 
-    bad = [f for f in formats if f not in ("eval", "json")]
-    if bad:
-        raise ConfigError(f"unknown Inspect log format(s) {bad}: use 'eval' and/or 'json'")
-    settings = settings or load_settings()
-    with _store(store, settings) as st:
-        data = ReportData.from_store(
-            st, include_stale=include_stale, panel=configured_panel(settings)
+    data = _report_data(store, settings, o.include_stale)
+    files = None
+    if o.out is not None:
+        files = write_report(
+            data,
+            Path(o.out),
+            by=list(o.by),
+            ablation=o.ablation,
+            baseline=o.baseline,
+            seed=o.seed,
+            notes=list(o.notes),
         )
-        logs = _export(data, Path(out), pack=pack, formats=tuple(formats))  # type: ignore[arg-type]
-    return [p for log in logs for p in log.paths]
+    return Report(data, o, files)
+
+
+report = _sync(report_async)
+
+
+@dataclass
+class ExportOutcome:
+    """The Inspect AI logs written, one per (pack, harness, model, versions) group."""
+
+    logs: list[ExportedLog]
+
+    @property
+    def paths(self) -> list[Path]:
+        """Every file written."""
+        return [p for log in self.logs for p in log.paths]
+
+
+@_job(ExportOptions)
+async def export_inspect_async(o: ExportOptions, store: Store, settings: Settings) -> ExportOutcome:
+    """Inspect AI logs of the store's runs (``lhbench export inspect``).
+
+    Samples are runs (id = task, epoch = repeat + 1); scores are the panel mean of the
+    current grades per rubric tier, the task's checks and agent-judge verdicts, as in the
+    report. Example::
+
+        paths = lhbench.export_inspect("inspect-logs", pack="lhbench-samples").paths
+    """
+    from lhbench.reporting.inspect_log import export_inspect as write_logs
+
+    if o.pack is not None and o.pack not in {r.pack_id for r in store.list_runs()}:
+        raise ConfigError(f"no runs of pack {o.pack!r} in the store")
+    data = _report_data(store, settings, o.include_stale)
+    formats = tuple(o.formats)
+    return ExportOutcome(write_logs(data, Path(o.out), pack=o.pack, formats=formats))  # type: ignore[arg-type]
+
+
+export_inspect = _sync(export_inspect_async)

@@ -8,7 +8,7 @@ from pathlib import Path
 from lhbench.config import Settings
 from lhbench.jobs import resolve_pack, run_job
 from lhbench.jobs.aj_search import SearchFixtureJob
-from lhbench.jobs.api import store_failure_modes
+from lhbench.jobs.verdicts import store_failure_modes
 from lhbench.schema import JudgeIdentity, JudgeKind, Label, Verdict
 from lhbench.store import Store
 

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from lhbench.api import judge_states_async
 from lhbench.config import Settings
 from lhbench.errors import PackError
 from lhbench.ingest.mcpmark import import_mcpmark, messages_to_steps
-from lhbench.jobs import judge_states
 from lhbench.packs import load_pack
 from lhbench.store import Store
 from tests.cli.helpers import cli
@@ -27,7 +27,9 @@ def label_runs(tmp_path: Path, pack: Path, postgres: str | None) -> dict[str, tu
     with Store.open(f"sqlite:///{tmp_path / 's.db'}") as store:
         settings = Settings(home=tmp_path / "home")
         asyncio.run(
-            judge_states(store, settings, pack=str(pack), judge=None, postgres_url=postgres)
+            judge_states_async(
+                store=store, settings=settings, pack=str(pack), judge=None, postgres_url=postgres
+            )
         )
         labels = {lab.run_id: lab for lab in store.list_labels()}
         out = {}

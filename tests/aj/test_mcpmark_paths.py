@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
+from lhbench.api import judge_states_async
 from lhbench.config import Settings
 from lhbench.ingest.mcpmark import import_mcpmark, messages_to_steps, tool_output
-from lhbench.jobs import judge_states
 from lhbench.schema import REPLAY_REFUSED_KEY, Label, Run
 from lhbench.store import Store
 from tests.aj.mcpmark_logs import ROOT, call_result, items, layout, meta
@@ -30,7 +30,9 @@ def _label(tmp: Path, src: Path) -> list[tuple[Run, Label]]:
     import_mcpmark(src, tmp / "p")
     with Store.open(f"sqlite:///{tmp / 's.db'}") as store:
         asyncio.run(
-            judge_states(store, Settings(home=tmp / "home"), pack=str(tmp / "p"), judge=None)
+            judge_states_async(
+                store=store, settings=Settings(home=tmp / "home"), pack=str(tmp / "p"), judge=None
+            )
         )
         labels = {lab.run_id: lab for lab in store.list_labels()}
         return [(run, labels[run.id]) for run in store.list_runs()]

@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 
+from lhbench.api import judge_states_async
 from lhbench.config import Settings
 from lhbench.ingest.mcpmark import import_mcpmark
-from lhbench.jobs import judge_states
 from lhbench.store import Store
 from tests.aj.mcpmark_logs import items, layout, meta
 
@@ -74,9 +74,9 @@ def _labels(tmp: Path, src: Path) -> dict[str, tuple[bool | None, str]]:
     import_mcpmark(src, tmp / "p")
     with Store.open(f"sqlite:///{tmp / 's.db'}") as store:
         asyncio.run(
-            judge_states(
-                store,
-                Settings(home=tmp / "home"),
+            judge_states_async(
+                store=store,
+                settings=Settings(home=tmp / "home"),
                 pack=str(tmp / "p"),
                 judge=None,
                 postgres_url=PG_URL,

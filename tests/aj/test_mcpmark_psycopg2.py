@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from lhbench.api import judge_states_async
 from lhbench.config import Settings
 from lhbench.ingest.mcpmark import import_mcpmark
-from lhbench.jobs import judge_states
 from lhbench.store import Store
 
 FIXTURE = Path(__file__).parent / "fixtures" / "mcpmark_psycopg2"
@@ -38,9 +38,9 @@ def test_psycopg2_verify_labels_postgres_trajectories(tmp_path: Path) -> None:
     assert imported.tasks == ["postgres-ledger-customer_totals"] and imported.trajectories == 3
     with Store.open(f"sqlite:///{tmp_path / 's.db'}") as store:
         asyncio.run(
-            judge_states(
-                store,
-                Settings(home=tmp_path / "home"),
+            judge_states_async(
+                store=store,
+                settings=Settings(home=tmp_path / "home"),
                 pack=str(tmp_path / "p"),
                 judge=None,
                 postgres_url=PG_URL,

@@ -167,7 +167,8 @@ import importlib, json, sys
 pkgs = ["lhbench", "lhbench.jobs", "lhbench.models", "lhbench.judges"]
 for p in pkgs:
     importlib.import_module(p)
-impl = ["lhbench.api", "lhbench.jobs.api", "lhbench.jobs.agents", "lhbench.jobs.runner",
+impl = ["lhbench.api", "lhbench.jobs.options", "lhbench.jobs.common", "lhbench.jobs.agents",
+        "lhbench.jobs.runner",
         "lhbench.models.runtime", "lhbench.models.calls", "lhbench.judges.base",
         "lhbench.judges.panel", "lhbench.store", "lhbench.schema"]
 light = [m for m in impl if m in sys.modules]

@@ -30,8 +30,8 @@ import pytest
 from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
 
+from lhbench.api import grade_async
 from lhbench.config import Settings
-from lhbench.jobs import grade_runs
 from lhbench.schema import Grade, RunStatus, StepKind
 from lhbench.store import Store
 from lhbench.testing import (
@@ -401,10 +401,10 @@ def test_killed_worker_node_loses_no_grade(
         # the local executor's grades, for comparison
         with Store.open(local_url) as store:
             local = asyncio.run(
-                grade_runs(
-                    store,
-                    Settings(home=tmp_path / "home"),
-                    pack="figma-mini",
+                grade_async(
+                    "figma-mini",
+                    store=store,
+                    settings=Settings(home=tmp_path / "home"),
                     rubric="figma-to-code",
                     tier="process",
                     panel=panel,

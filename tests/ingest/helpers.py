@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import asyncio
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from lhbench.api import ImportOutcome, import_transcripts
 from lhbench.config import Settings
 from lhbench.errors import TranscriptError
-from lhbench.jobs import ImportOutcome, import_transcripts
 from lhbench.store import Store
 
 
@@ -34,7 +33,7 @@ def import_paths(
 ) -> Imported:
     """Import ``paths`` into ``store``; the import job's results, summed."""
     settings = settings or Settings(home=Path(tempfile.mkdtemp(prefix="lhbench-import-")))
-    out = asyncio.run(import_transcripts(store, settings, paths, **kw))
+    out = import_transcripts(paths, store=store, settings=settings, **kw)
     res = Imported(out, files=out.summary.planned, already=out.summary.skipped)
     for f in out.files:
         res.runs += len(f.runs)

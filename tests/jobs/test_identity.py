@@ -1,9 +1,7 @@
 """A grade is one (run, judge config incl. endpoint, rubric content, tier, repeat)."""
 
-import asyncio
-
+from lhbench.api import grade
 from lhbench.config import Settings
-from lhbench.jobs import grade_runs
 from lhbench.reporting import ReportData
 from lhbench.schema import GradeStatus, Trajectory
 from lhbench.store import Store
@@ -33,14 +31,12 @@ def test_48_runs_with_identical_evidence_get_144_grades_from_3_calls(
 ) -> None:
     ids = _identical(store, 48)
     with ModelStub(rubric_judge_script(hashed_scale_scores), latency=0.05) as stub:
-        res = asyncio.run(
-            grade_runs(
-                store,
-                _settings(tmp_path, stub.base_url),
-                pack="figma-mini",
-                rubric="figma-to-code",
-                concurrency=32,
-            )
+        res = grade(
+            "figma-mini",
+            rubric="figma-to-code",
+            concurrency=32,
+            store=store,
+            settings=_settings(tmp_path, stub.base_url),
         )
         calls = stub.count
     assert (res.summary.planned, res.summary.done, res.summary.failed) == (144, 144, 0)
@@ -71,14 +67,12 @@ def test_a_second_endpoint_with_the_same_model_name_gets_its_own_grades(
     ):
         for stub in (one, two):
             settings = Settings(home=tmp_path / "home")
-            asyncio.run(
-                grade_runs(
-                    store,
-                    settings,
-                    pack="figma-mini",
-                    rubric="figma-to-code",
-                    panel=[f"openai:same-name@{stub.base_url}"],
-                )
+            grade(
+                "figma-mini",
+                rubric="figma-to-code",
+                panel=[f"openai:same-name@{stub.base_url}"],
+                store=store,
+                settings=settings,
             )
         assert one.count == 2 and two.count == 2  # the second server was asked, not the cache
     grades = store.list_grades()

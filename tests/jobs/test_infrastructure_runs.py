@@ -4,11 +4,10 @@ LH-Bench excludes infrastructure failures from comparisons; before issue 25 item
 whose model endpoint refused the connection was graded and averaged in like any other.
 """
 
-import asyncio
 from pathlib import Path
 
+from lhbench.api import grade
 from lhbench.config import Settings
-from lhbench.jobs import grade_runs
 from lhbench.jobs.verification import Check, VerifyJob
 from lhbench.reporting import ReportData, write_report
 from lhbench.reporting.leaderboard import pass_rate_rows
@@ -66,7 +65,7 @@ def test_infrastructure_failed_runs_are_not_graded_and_the_report_names_them(
     settings = Settings(home=tmp_path / "home", pack_paths=[tmp_path])
     with ModelStub(rubric_judge_script(hashed_scale_scores)) as stub:
         panel = [f"openai:judge@{stub.base_url}"]
-        res = asyncio.run(grade_runs(store, settings, pack="demo-pack", panel=panel))
+        res = grade("demo-pack", panel=panel, store=store, settings=settings)
         assert stub.count == 3  # r0, r1 and the timed-out r3: the agent's own failure
     assert res.summary.planned == 3 and res.summary.done == 3
     assert [r.id for r in res.infra_skipped] == ["r2"]

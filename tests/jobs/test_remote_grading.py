@@ -20,9 +20,10 @@ from typing import Any
 
 import pytest
 
+from lhbench.api import grade_async
 from lhbench.config import Settings
 from lhbench.errors import ConfigError
-from lhbench.jobs import GradeJob, JobSummary, grade_runs, run_job
+from lhbench.jobs import GradeJob, JobSummary, run_job
 from lhbench.judges import RubricJudge
 from lhbench.models import ModelPool, ModelSpec, resolve_model
 from lhbench.schema import Grade, Run
@@ -200,10 +201,10 @@ def test_grading_executor_choices_are_checked_before_any_work(
         seed_runs(store, 1)
         with pytest.raises(ConfigError, match=re.escape(message)):
             asyncio.run(
-                grade_runs(
-                    store,
-                    Settings(home=tmp_path / "home"),
-                    pack="figma-mini",
+                grade_async(
+                    "figma-mini",
+                    store=store,
+                    settings=Settings(home=tmp_path / "home"),
                     rubric="figma-to-code",
                     panel=["openai:j@http://127.0.0.1:9/v1"],
                     executor=executor,

@@ -1,11 +1,11 @@
 """Final vs retryable: transport failures are asked again; answers that do not parse are kept."""
 
-import asyncio
 import socket
 from pathlib import Path
+from typing import Any
 
+from lhbench.api import GradeOutcome, grade
 from lhbench.config import Settings
-from lhbench.jobs import grade_runs
 from lhbench.schema import GradeStatus
 from lhbench.store import Store
 from lhbench.testing import (
@@ -32,9 +32,9 @@ def _settings(tmp_path: Path, url: str) -> Settings:
     )
 
 
-def _grade(store: Store, settings: Settings, **kw: object):
-    return asyncio.run(
-        grade_runs(store, settings, pack="figma-mini", rubric="figma-to-code", panel=["j"], **kw)
+def _grade(store: Store, settings: Settings, **kw: Any) -> GradeOutcome:
+    return grade(
+        "figma-mini", rubric="figma-to-code", panel=["j"], store=store, settings=settings, **kw
     )
 
 

@@ -8,8 +8,8 @@ from pydantic_ai import ModelResponse, TextPart, ToolCallPart
 from pydantic_ai.messages import ModelMessage, ModelRequest, ToolReturnPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
+from lhbench.api import import_transcripts, run_agents_async, verify
 from lhbench.config import Settings
-from lhbench.jobs import import_transcripts, run_agents, verify_runs
 from lhbench.reporting import ReportData
 from lhbench.reporting.leaderboard import pass_rate_rows
 from lhbench.store import Store
@@ -43,14 +43,14 @@ def test_runs_and_imports_under_a_task_get_a_label_and_a_pass_rate(
     settings = Settings(home=tmp_path / "home")
 
     async def run(model: str, content: str):
-        return await run_agents(
-            store,
-            settings,
-            pack="lhbench-samples",
+        return await run_agents_async(
+            "lhbench-samples",
             harness="native",
             model=f"test:{model}",
             tasks=["csv-region-totals"],
-            wrapped_model=FunctionModel(_writer(content)),
+            agent_model=FunctionModel(_writer(content)),
+            store=store,
+            settings=settings,
         )
 
     right = asyncio.run(run("right", REPORT))
@@ -85,10 +85,12 @@ def test_runs_and_imports_under_a_task_get_a_label_and_a_pass_rate(
         )
         + "\n"
     )
-    imported = asyncio.run(
-        import_transcripts(
-            store, settings, [transcript], pack="lhbench-samples", task="csv-region-totals"
-        )
+    imported = import_transcripts(
+        [transcript],
+        pack="lhbench-samples",
+        task="csv-region-totals",
+        store=store,
+        settings=settings,
     )
     [imp] = imported.files[0].runs
     assert imported.verify is not None and imported.verify.done == 1
@@ -96,8 +98,8 @@ def test_runs_and_imports_under_a_task_get_a_label_and_a_pass_rate(
     assert {lab.run_id: lab.passed for lab in store.list_labels()}[imp] is True
 
     # checks already run on the same task content are not run again
-    again = asyncio.run(verify_runs(store, settings, pack="lhbench-samples"))
-    assert [(p, s.skipped, s.ran) for p, s in again] == [("lhbench-samples", 3, 0)]
+    again = verify("lhbench-samples", store=store, settings=settings)
+    assert [(p, s.skipped, s.ran) for p, s in again.packs] == [("lhbench-samples", 3, 0)]
 
     rates = {r.group: r for r in pass_rate_rows(ReportData.from_store(store), ["model"])}
     assert (rates["test:right"].passed, rates["test:right"].n) == (1, 1)
@@ -117,14 +119,14 @@ def test_a_crashing_or_hanging_check_is_an_undecided_label_and_the_job_goes_on(
     (pack / "tasks" / "ini-to-json" / "verify.py").write_text("raise SystemExit(7)\n")
     settings = Settings(home=tmp_path / "home")
     res = asyncio.run(
-        run_agents(
-            store,
-            settings,
-            pack=str(pack),
+        run_agents_async(
+            str(pack),
             harness="native",
             model="test:w",
             tasks=["ini-to-json", "csv-region-totals"],
-            wrapped_model=FunctionModel(_writer(REPORT)),
+            agent_model=FunctionModel(_writer(REPORT)),
+            store=store,
+            settings=settings,
         )
     )
     assert res.verify is not None
@@ -146,14 +148,14 @@ def test_a_verify_script_contradicting_itself_is_never_a_pass(store: Store, tmp_
         'print(\'{"ok": false, "diagnosis": "report.md is wrong"}\')\n'
     )
     res = asyncio.run(
-        run_agents(
-            store,
-            Settings(home=tmp_path / "home"),
-            pack=str(pack),
+        run_agents_async(
+            str(pack),
             harness="native",
             model="test:w",
             tasks=["csv-region-totals"],
-            wrapped_model=FunctionModel(_writer(REPORT)),
+            agent_model=FunctionModel(_writer(REPORT)),
+            store=store,
+            settings=Settings(home=tmp_path / "home"),
         )
     )
     assert res.verify is not None

@@ -191,7 +191,7 @@ def test_plugin_format_through_the_api_and_an_unknown_check_is_a_pack_error(
     script = textwrap.dedent(
         f"""\
         import lhbench
-        runs = lhbench.import_transcripts([{str(log)!r}], fmt="acme-log")
+        runs = lhbench.import_transcripts([{str(log)!r}], fmt="acme-log").runs
         print(runs[0].harness, len(runs))
         """
     )

@@ -1,15 +1,14 @@
 """Analysis uses grades for the rubric's current content and current judges, and says what
 it left out; paired ablations; pass rates."""
 
-import asyncio
 import math
 from datetime import timedelta
 from pathlib import Path
 
 import pytest
 
+from lhbench.api import grade as grade_pack
 from lhbench.config import Settings
-from lhbench.jobs import grade_runs
 from lhbench.judges import panel_scores, tier_keys
 from lhbench.reporting import ReportData, write_report
 from lhbench.reporting.ablation import ablation_section
@@ -41,7 +40,7 @@ def test_editing_a_rubric_regrades_and_the_report_names_what_it_excluded(
         panel = [f"openai:judge@{stub.base_url}"]
 
         def grade() -> int:
-            res = asyncio.run(grade_runs(store, settings, pack="demo-pack", panel=panel))
+            res = grade_pack("demo-pack", panel=panel, store=store, settings=settings)
             return res.summary.done
 
         assert grade() == 3

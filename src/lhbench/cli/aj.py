@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -113,46 +112,42 @@ def aj_run(
     (`--judge none`: labelled only, no model needed).
     Example: lhbench aj run aj-ds-mini --judge agent --model openai:m@http://127.0.0.1:8000/v1
     """
-    from lhbench.jobs.api import aj_judge_spec, judge_states
+    from lhbench.api import judge_states
+    from lhbench.jobs import aj_judge_spec
 
     settings = settings_for(db, unsafe_no_sandbox=unsafe_no_sandbox)
-    kind = None if judge == "none" else judge
-    aj_judge_spec(kind, model, settings)  # a bad kind or no model: said before any work
+    aj_judge_spec(None if judge == "none" else judge, model, settings)  # said before any work
     with open_store(settings) as store:
-        res = asyncio.run(
-            judge_states(
-                store,
-                settings,
-                pack=pack,
-                judge=kind,
-                model=model,
-                repeats=repeats,
-                budget=budget,
-                concurrency=concurrency,
-                postgres_url=postgres_url,
-                retry_errors=retry_errors,
-                progress=progress_factory(not as_json),
-                tool_set=tool_set,
-                modality=modality,
-            )
+        res = judge_states(
+            pack,
+            judge=judge,
+            model=model,
+            repeats=repeats,
+            budget=budget,
+            concurrency=concurrency,
+            postgres_url=postgres_url,
+            tool_set=tool_set,
+            modality=modality,
+            retry_errors=retry_errors,
+            store=store,
+            settings=settings,
+            progress=progress_factory(not as_json),
         )
-        labels = [lab for lab in store.list_labels() if lab.passed is not None]
-        mine = {r.id for r in store.list_runs(pack_id=res.pack.pack.id)}
-        passed = sum(1 for lab in labels if lab.run_id in mine and lab.passed)
-        labelled = sum(1 for lab in labels if lab.run_id in mine)
         tables = meta_tables(store)
+    decided = [lab for lab in res.labels if lab.passed is not None]
+    passed = sum(1 for lab in decided if lab.passed)
     if as_json:
         dump_json(
             {
                 "fixtures": res.fixtures.as_dict(),
                 "verify": res.verify.as_dict(),
-                "verdicts": res.verdicts.as_dict() if res.verdicts else None,
+                "verdicts": res.judging.as_dict() if res.judging else None,
                 **tables,
             }
         )
         return
-    say(f"{res.pack.pack.id}: {res.runs} run(s); {labelled} labelled ({passed} pass)")
-    for summary in (res.fixtures, res.verify, res.verdicts):
+    say(f"{res.pack.pack.id}: {len(res.runs)} run(s); {len(decided)} labelled ({passed} pass)")
+    for summary in (res.fixtures, res.verify, res.judging):
         if summary is not None:
             print_summary(summary)
     print_meta_tables(tables)
@@ -160,7 +155,7 @@ def aj_run(
 
 def _failure_modes(store: Store) -> dict[str, int]:
     # how many wrong agent verdicts of each failure mode (a stored tag wins over the rule)
-    from lhbench.jobs.api import verdict_failure_modes
+    from lhbench.jobs.verdicts import verdict_failure_modes
 
     counts: dict[str, int] = {}
     for mode, _stored in verdict_failure_modes(store).values():

@@ -1,8 +1,9 @@
 """What every command shares: consoles, options, settings, the store, JSON, progress.
 
-Commands are thin: parse flags, call one function in ``lhbench.jobs`` or
-``lhbench.reporting``, print. User data (run ids, model names, messages) is printed with
-markup off, so a ``[models]`` or a regex in it is shown as written.
+Commands are thin: parse flags, call one public function of ``lhbench.api`` (the jobs'
+only entry, with the same parameters as the flags) or ``lhbench.reporting``, print. User
+data (run ids, model names, messages) is printed with markup off, so a ``[models]`` or a
+regex in it is shown as written.
 """
 
 from __future__ import annotations

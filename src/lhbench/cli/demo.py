@@ -87,21 +87,15 @@ def demo(
 
     Example: lhbench demo
     """
-    from lhbench.jobs import (
-        all_pack_dirs,
-        grade_runs,
-        judge_states,
-        run_agents,
-    )
+    from lhbench.api import grade_async, judge_states_async, report, run_agents_async
+    from lhbench.jobs import all_pack_dirs, sandbox_for
+    from lhbench.jobs.packs import register_pack
     from lhbench.packs import load_pack
 
     settings = settings_for(db, unsafe_no_sandbox=unsafe_no_sandbox)
     loaded = [(load_pack(d), d) for d in all_pack_dirs(settings)]
     out.print(pack_table(loaded, "Task packs (validated)"))
     out.print(rubric_table(loaded))
-    from lhbench.jobs.api import sandbox_for
-    from lhbench.jobs.packs import register_pack
-
     sandbox = sandbox_for(settings)  # refuses here, before any work, when none works
     say(
         f"sandbox: {sandbox.name} (agents' commands, checks and replays run confined; "
@@ -123,67 +117,44 @@ def demo(
         panel = list(settings.judge_panel) or ["stub-judge-1", "stub-judge-2", "stub-judge-3"]
         aj_model = settings.aj_model or "stub-judge-1"
 
+        place: dict[str, Any] = {"store": store, "settings": settings, "progress": progress}
+
         async def main() -> None:
             conditions = [(a, {"skill": "default"}) for a in agents]
             conditions.append((agents[0], {"skill": "none"}))
             for agent, versions in conditions:
-                res = await run_agents(
-                    store,
-                    settings,
-                    pack=SAMPLES,
-                    harness="native",
-                    model=agent,
-                    versions=versions,
-                    parallel=4,
-                    progress=progress,
+                res = await run_agents_async(
+                    SAMPLES, model=agent, versions=versions, parallel=4, **place
                 )
                 say(f"runs of {SAMPLES} with {res.model} ({versions['skill']} skill):")
                 print_summary(res.summary)
                 if res.verify is not None:
                     print_summary(res.verify)
             for tier in ("process", "output"):
-                graded = await grade_runs(
-                    store, settings, pack=SAMPLES, tier=tier, panel=panel, progress=progress
-                )
+                graded = await grade_async(SAMPLES, tier=tier, panel=panel, **place)
                 say(f"{graded.rubric.id} ({tier}) by {', '.join(graded.judges)}:")
                 print_summary(graded.summary)
-            pairs = await grade_runs(
-                store,
-                settings,
-                pack=SAMPLES,
-                tier="output",
-                panel=panel[:1],
-                pairwise=True,
-                progress=progress,
+            pairs = await grade_async(
+                SAMPLES, tier="output", panel=panel[:1], pairwise=True, **place
             )
             print_summary(pairs.summary)
             for kind in ("agent", "llm"):
-                aj = await judge_states(
-                    store,
-                    settings,
-                    pack=AJ_PACK,
-                    judge=kind,
-                    model=aj_model,
-                    progress=progress,
-                )
-                say(f"{AJ_PACK} ({kind} judge): {aj.runs} run(s)")
-                for summary in (aj.fixtures, aj.verify, aj.verdicts):
+                aj = await judge_states_async(AJ_PACK, judge=kind, model=aj_model, **place)
+                say(f"{AJ_PACK} ({kind} judge): {len(aj.runs)} run(s)")
+                for summary in (aj.fixtures, aj.verify, aj.judging):
                     if summary is not None:
                         print_summary(summary)
 
         asyncio.run(main())
-        from lhbench.cli.report import load_report_data, write_report_files
-
-        data = load_report_data(store, settings, include_stale=False)
-        files = write_report_files(
-            data,
-            settings.home / "report",
-            "harness,model,versions.skill",
-            "skill",
-            "none",
-            0,
+        files = report(
+            by="harness,model,versions.skill",
+            ablation="skill",
+            baseline="none",
+            out=settings.home / "report",
             notes=[STUB_NOTICE] if url is not None else [],
-        )
+            store=store,
+            settings=settings,
+        ).files
         counts = store.counts()
         say(
             "store: "
@@ -192,7 +163,7 @@ def demo(
             + ", ".join(f"{n} {k}" for k, n in counts.items())
             + ")"
         )
-    say(f"report: {files.html}")
+    say(f"report: {files.html if files else '-'}")
     serve_db = f" --db {db}" if db else ""
     say(
         f"to browse the results: uv run lhbench serve{serve_db}  (then open http://127.0.0.1:8765/)"

@@ -22,7 +22,7 @@ __all__ = ["doctor", "register"]
 
 def _self_test() -> list[tuple[str, bool, str]]:
     """Run a few hostile commands in the sandbox and report what each could do."""
-    from lhbench.jobs.api import sandbox_for
+    from lhbench.jobs import sandbox_for
     from lhbench.sandbox import Limits, lhbench_paths, policy_for, run_sandboxed_sync
 
     sandbox = sandbox_for(settings_for())
@@ -197,7 +197,7 @@ def doctor(
     Exit code 1 when no sandbox works (then runs need --unsafe-no-sandbox) or a probe fails.
     Example: lhbench doctor
     """
-    from lhbench.jobs.api import sandbox_for
+    from lhbench.jobs import sandbox_for
     from lhbench.sandbox.select import candidates_report
 
     settings = settings_for()

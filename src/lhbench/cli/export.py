@@ -14,12 +14,10 @@ from lhbench.cli.common import (
     dump_json,
     new_table,
     open_store,
-    out,
     say,
     settings_for,
 )
-from lhbench.cli.report import load_report_data
-from lhbench.errors import ConfigError
+from lhbench.cli.common import out as console
 
 __all__ = ["register"]
 
@@ -38,9 +36,11 @@ class LogFormat(StrEnum):
 
 @export_app.command("inspect")
 def inspect(
-    directory: Annotated[Path, typer.Argument(help="Directory to write the logs into.")],
+    out: Annotated[
+        Path, typer.Argument(metavar="DIRECTORY", help="Directory to write the logs into.")
+    ],
     pack: Annotated[str | None, typer.Option(help="Only runs of this pack.")] = None,
-    log_format: Annotated[
+    formats: Annotated[
         LogFormat, typer.Option("--format", help="eval (zip), json, or both.")
     ] = LogFormat.BOTH,
     include_stale: Annotated[
@@ -61,17 +61,18 @@ def inspect(
     checks (``verify``) and agent-judge verdicts. Read them with ``inspect view``.
     Example: lhbench export inspect ./inspect-logs --pack lhbench-samples
     """
-    from lhbench.reporting.inspect_log import export_inspect
+    from lhbench.api import export_inspect
 
     settings = settings_for(db)
-    if directory.exists() and not directory.is_dir():
-        raise ConfigError(f"{directory}: exists and is not a directory")
     with open_store(settings, create=False) as store:
-        if pack is not None and pack not in {r.pack_id for r in store.list_runs()}:
-            raise ConfigError(f"no runs of pack {pack!r} in the store")
-        data = load_report_data(store, settings, include_stale=include_stale)
-        formats = ("eval", "json") if log_format == LogFormat.BOTH else (log_format.value,)
-        logs = export_inspect(data, directory, pack=pack, formats=formats)  # type: ignore[arg-type]
+        logs = export_inspect(
+            out,
+            pack=pack,
+            formats=formats.value,
+            include_stale=include_stale,
+            store=store,
+            settings=settings,
+        ).logs
     if as_json:
         dump_json(
             [
@@ -105,12 +106,12 @@ def inspect(
             str(log.scores),
             "\n".join(p.name for p in log.paths),
         )
-    out.print(table)
+    console.print(table)
     for note in logs[0].excluded:
         say(f"note: {note}")
     say(
-        f"wrote {sum(len(log.paths) for log in logs)} file(s) to {directory} "
-        f"(read them with: inspect view --log-dir {directory})"
+        f"wrote {sum(len(log.paths) for log in logs)} file(s) to {out} "
+        f"(read them with: inspect view --log-dir {out})"
     )
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 from typing import Annotated
 
@@ -77,26 +76,24 @@ def import_(
     script on their replayed final state.
     Example: lhbench import auto ./transcripts --pack my-pack --task t1 --versions skill=v1
     """
-    from lhbench.jobs import import_transcripts
+    from lhbench.api import import_transcripts
 
     settings = settings_for(db, unsafe_no_sandbox=unsafe_no_sandbox)
     with open_store(settings) as store:
-        res = asyncio.run(
-            import_transcripts(
-                store,
-                settings,
-                paths,
-                fmt=fmt,
-                pack=pack,
-                task=task,
-                harness=harness,
-                model=model,
-                versions=parse_versions(versions),
-                strict=strict,
-                replace=replace,
-                split_sessions=split_sessions,
-                progress=progress_factory(not as_json),
-            )
+        res = import_transcripts(
+            paths,
+            fmt=fmt,
+            pack=pack,
+            task=task,
+            harness=harness,
+            model=model,
+            versions=parse_versions(versions),
+            strict=strict,
+            replace=replace,
+            split_sessions=split_sessions,
+            store=store,
+            settings=settings,
+            progress=progress_factory(not as_json),
         )
     files = res.files
     skipped = [str(e) for f in files for e in f.skipped_lines]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import math
 from typing import Annotated
 
@@ -32,14 +31,17 @@ def judge(
         str | None, typer.Option(help="Judge models, comma-separated (aliases or model strings).")
     ] = None,
     rubric: Annotated[str | None, typer.Option(help="Rubric id (default: the tasks' own).")] = None,
-    runs: Annotated[str | None, typer.Option(help="Only these run ids, comma-separated.")] = None,
+    run_ids: Annotated[
+        str | None, typer.Option("--runs", help="Only these run ids, comma-separated.")
+    ] = None,
     repeats: Annotated[
         int, typer.Option(min=1, help="Grades per run and judge (noise floor).")
     ] = 1,
     concurrency: Annotated[int, typer.Option(min=1, help="Grades in flight.")] = 32,
-    no_cache: Annotated[
-        bool, typer.Option("--no-cache", help="Neither read nor write the response cache.")
-    ] = False,
+    use_cache: Annotated[
+        bool,
+        typer.Option("--cache/--no-cache", help="Read and write the response cache (or neither)."),
+    ] = True,
     retry_errors: Annotated[
         bool,
         typer.Option(
@@ -69,31 +71,29 @@ def judge(
     parse are kept as errors unless --retry-errors.
     Example: lhbench judge --pack lhbench-samples --panel claude,gpt,gemini --repeats 3
     """
-    from lhbench.jobs import grade_runs, panel_specs
+    from lhbench.api import grade
+    from lhbench.jobs import panel_specs
     from lhbench.judges import noise_floor, panel_scores, tier_keys
 
     settings = settings_for(db)
-    refs = [r.strip() for r in panel.split(",") if r.strip()] if panel else None
-    panel_specs(refs, settings)  # a missing or malformed panel is reported before anything else
+    panel_specs(panel.split(",") if panel else None, settings)  # a bad panel: said first
     with open_store(settings, create=False) as store:
-        res = asyncio.run(
-            grade_runs(
-                store,
-                settings,
-                pack=pack,
-                tier=tier,
-                panel=refs,
-                rubric=rubric,
-                run_ids=[r.strip() for r in runs.split(",") if r.strip()] if runs else None,
-                repeats=repeats,
-                concurrency=concurrency,
-                use_cache=not no_cache,
-                retry_errors=retry_errors,
-                pairwise=pairwise,
-                progress=progress_factory(not as_json),
-                executor=executor,
-                ray_address=ray_address,
-            )
+        res = grade(
+            pack,
+            tier=tier,
+            panel=panel,
+            rubric=rubric,
+            run_ids=run_ids,
+            repeats=repeats,
+            concurrency=concurrency,
+            use_cache=use_cache,
+            retry_errors=retry_errors,
+            pairwise=pairwise,
+            store=store,
+            settings=settings,
+            progress=progress_factory(not as_json),
+            executor=executor,
+            ray_address=ray_address,
         )
     families = {j.split(":", 1)[0] for j in res.judges}
     if len(res.judges) > 1 and len(families) < len(res.judges) and not as_json:

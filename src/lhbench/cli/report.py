@@ -18,55 +18,17 @@ from lhbench.cli.common import (
     say,
     settings_for,
 )
-from lhbench.errors import ConfigError, LhbenchError
+from lhbench.errors import LhbenchError
 
 if TYPE_CHECKING:
-    from lhbench.config import Settings
-    from lhbench.reporting import ReportData, ReportFiles
-    from lhbench.store import Store
+    pass
 
-__all__ = ["load_report_data", "register", "write_report_files"]
-
-
-def load_report_data(store: Store, settings: Settings, *, include_stale: bool) -> ReportData:
-    """Report data with current judgements (``include_stale`` keeps all)."""
-    from lhbench.reporting.data import ReportData, configured_panel
-
-    return ReportData.from_store(
-        store, include_stale=include_stale, panel=configured_panel(settings)
-    )
-
-
-def write_report_files(
-    data: ReportData,
-    directory: Path,
-    by: str,
-    ablation: str | None,
-    baseline: str | None,
-    seed: int,
-    *,
-    notes: list[str] | None = None,
-) -> ReportFiles:
-    """Write the report's files."""
-    from lhbench.reporting import write_report
-
-    keys = [k.strip() for k in by.split(",") if k.strip()]
-    if not keys:
-        raise ConfigError("--by: give at least one key (harness, model, task, versions.K)")
-    return write_report(
-        data,
-        directory,
-        by=keys,
-        ablation=ablation,
-        baseline=baseline,
-        seed=seed,
-        notes=notes,
-    )
+__all__ = ["register"]
 
 
 def report(
     db: DbOption = None,
-    out_dir: Annotated[
+    out: Annotated[
         Path | None, typer.Option("--out", help="Output directory (default: <home>/report).")
     ] = None,
     by: Annotated[
@@ -91,14 +53,24 @@ def report(
     the report says how many it left out.
     Example: lhbench report --by harness,model,versions.skill --ablation skill --baseline none
     """
+    from lhbench.api import report as make_report
+
     settings = settings_for(db)
     with open_store(settings, create=False) as store:
-        data = load_report_data(store, settings, include_stale=include_stale)
-        files = write_report_files(
-            data, out_dir or settings.home / "report", by, ablation, baseline, seed
+        res = make_report(
+            by=by,
+            ablation=ablation,
+            baseline=baseline,
+            include_stale=include_stale,
+            out=out or settings.home / "report",
+            seed=seed,
+            store=store,
+            settings=settings,
         )
-    for note in data.excluded.notes():
+    for note in res.notes:
         say(note, style="yellow")
+    files = res.files
+    assert files is not None  # written: out was given
     say(f"report: {files.html} (Markdown: {files.markdown.name}, {len(files.csv)} CSV file(s))")
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from typing import Annotated
 
 import typer
@@ -20,7 +19,6 @@ from lhbench.cli.common import (
     say,
     settings_for,
 )
-from lhbench.errors import ConfigError
 
 __all__ = ["print_summary", "register"]
 
@@ -154,9 +152,9 @@ def run_(
     retry_errors: Annotated[
         bool, typer.Option("--retry-errors", help="Also rerun timed-out or over-limit runs.")
     ] = False,
-    no_verify: Annotated[
-        bool, typer.Option("--no-verify", help="Do not run the tasks' checks afterwards.")
-    ] = False,
+    verify: Annotated[
+        bool, typer.Option("--verify/--no-verify", help="Run the tasks' checks afterwards.")
+    ] = True,
     as_json: JsonOption = False,
     unsafe_no_sandbox: UnsafeOption = False,
     db: DbOption = None,
@@ -166,32 +164,28 @@ def run_(
     Every run that ends is checked by its task's verify script (a pass/fail label).
     Example: lhbench run lhbench-samples --model openai:qwen@http://127.0.0.1:8000/v1
     """
-    from lhbench.jobs import run_agents
+    from lhbench.api import run_agents
 
-    if not model:
-        raise ConfigError("--model is required (a model string or an alias from lhbench.toml)")
     settings = settings_for(db, unsafe_no_sandbox=unsafe_no_sandbox)
     with open_store(settings) as store:
-        res = asyncio.run(
-            run_agents(
-                store,
-                settings,
-                pack=pack,
-                harness=harness,
-                model=model,
-                tasks=[t.strip() for t in tasks.split(",") if t.strip()] if tasks else None,
-                repeats=repeats,
-                versions=parse_versions(versions),
-                parallel=parallel,
-                executor=executor,
-                ray_address=ray_address,
-                retry_errors=retry_errors,
-                verify=not no_verify,
-                progress=progress_factory(not as_json),
-            )
+        res = run_agents(
+            pack,
+            model=model,
+            harness=harness,
+            tasks=tasks,
+            repeats=repeats,
+            versions=parse_versions(versions),
+            parallel=parallel,
+            executor=executor,
+            ray_address=ray_address,
+            retry_errors=retry_errors,
+            verify=verify,
+            store=store,
+            settings=settings,
+            progress=progress_factory(not as_json),
         )
-        outcomes = res.summary.results
-        labels = {lab.run_id: lab for lab in store.list_labels()}
+    outcomes = res.summary.results
+    labels = {lab.run_id: lab for lab in res.labels}
     if as_json:
         dump_json(
             {

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from typing import Annotated
 
 import typer
@@ -24,7 +23,9 @@ __all__ = ["register"]
 
 def verify(
     pack: Annotated[str | None, typer.Option(help="Only runs of this pack.")] = None,
-    runs: Annotated[str | None, typer.Option(help="Only these run ids, comma-separated.")] = None,
+    run_ids: Annotated[
+        str | None, typer.Option("--runs", help="Only these run ids, comma-separated.")
+    ] = None,
     retry_errors: Annotated[
         bool, typer.Option("--retry-errors", help="Re-run checks that crashed or timed out.")
     ] = False,
@@ -38,20 +39,18 @@ def verify(
     replayed from its trajectory. Checks already run on the same task content are skipped.
     Example: lhbench verify --pack lhbench-samples
     """
-    from lhbench.jobs import verify_runs
+    from lhbench.api import verify as verify_runs
 
     settings = settings_for(db, unsafe_no_sandbox=unsafe_no_sandbox)
     with open_store(settings, create=False) as store:
-        results = asyncio.run(
-            verify_runs(
-                store,
-                settings,
-                pack=pack,
-                run_ids=[r.strip() for r in runs.split(",") if r.strip()] if runs else None,
-                retry_errors=retry_errors,
-                progress=progress_factory(not as_json),
-            )
-        )
+        results = verify_runs(
+            pack,
+            run_ids=run_ids,
+            retry_errors=retry_errors,
+            store=store,
+            settings=settings,
+            progress=progress_factory(not as_json),
+        ).packs
     if as_json:
         dump_json({pack_id: s.as_dict() for pack_id, s in results})
         return

@@ -1,4 +1,4 @@
-"""The application layer: one resumable job runner, and the jobs the CLI and the API run.
+"""The application layer: one resumable job runner, and the jobs the public API runs.
 
 Running agents, grading (rubric and pairwise), verification, importing, and
 Agent-as-a-Judge are all jobs: plan units with an identity, skip those stored with a final
@@ -11,19 +11,7 @@ from lhbench._lazy import lazy_names
 
 if TYPE_CHECKING:
     from lhbench.jobs.agents import RunAgentsJob, store_outcome
-    from lhbench.jobs.api import (
-        GradeOutcome,
-        ImportOutcome,
-        JudgeStatesOutcome,
-        RunOutcomeSummary,
-        grade_runs,
-        import_transcripts,
-        judge_states,
-        panel_specs,
-        run_agents,
-        sandbox_for,
-        verify_runs,
-    )
+    from lhbench.jobs.common import aj_judge_spec, panel_specs, sandbox_for
     from lhbench.jobs.fixtures import FixtureJob, fixture_files
     from lhbench.jobs.grading import GradeJob, PairwiseJob
     from lhbench.jobs.imports import ImportJob, ImportResult, collect_files, file_digest
@@ -54,37 +42,30 @@ __all__ = [
     "Check",
     "FixtureJob",
     "GradeJob",
-    "GradeOutcome",
     "ImportJob",
-    "ImportOutcome",
     "ImportResult",
     "Job",
     "JobSummary",
-    "JudgeStatesOutcome",
     "LoadedPack",
     "PairwiseJob",
     "ProgressSink",
     "RichProgress",
     "RunAgentsJob",
-    "RunOutcomeSummary",
     "RunState",
     "StateProvider",
     "Unit",
     "VerdictJob",
     "VerifyJob",
+    "aj_judge_spec",
     "all_pack_dirs",
     "check_versions",
     "collect_files",
     "file_digest",
     "find_rubric",
     "fixture_files",
-    "grade_runs",
-    "import_transcripts",
-    "judge_states",
     "pack_for_id",
     "panel_specs",
     "resolve_pack",
-    "run_agents",
     "run_job",
     "sandbox_for",
     "short_reason",
@@ -92,7 +73,6 @@ __all__ = [
     "store_outcome",
     "task_checks",
     "task_kind",
-    "verify_runs",
 ]
 
 # Each name loads its module on first use: `lhbench import` needs the import job, not the
@@ -102,45 +82,37 @@ _MODULES = {
     "Check": "lhbench.jobs.verification",
     "FixtureJob": "lhbench.jobs.fixtures",
     "GradeJob": "lhbench.jobs.grading",
-    "GradeOutcome": "lhbench.jobs.api",
     "ImportJob": "lhbench.jobs.imports",
-    "ImportOutcome": "lhbench.jobs.api",
     "ImportResult": "lhbench.jobs.imports",
     "Job": "lhbench.jobs.runner",
     "JobSummary": "lhbench.jobs.runner",
-    "JudgeStatesOutcome": "lhbench.jobs.api",
     "LoadedPack": "lhbench.jobs.packs",
     "PairwiseJob": "lhbench.jobs.grading",
     "ProgressSink": "lhbench.jobs.runner",
     "RichProgress": "lhbench.jobs.progress",
     "RunAgentsJob": "lhbench.jobs.agents",
-    "RunOutcomeSummary": "lhbench.jobs.api",
     "RunState": "lhbench.jobs.states",
     "StateProvider": "lhbench.jobs.states",
     "Unit": "lhbench.jobs.runner",
     "VerdictJob": "lhbench.jobs.verdicts",
     "VerifyJob": "lhbench.jobs.verification",
+    "aj_judge_spec": "lhbench.jobs.common",
     "all_pack_dirs": "lhbench.jobs.packs",
     "check_versions": "lhbench.jobs.packs",
     "collect_files": "lhbench.jobs.imports",
     "file_digest": "lhbench.jobs.imports",
     "find_rubric": "lhbench.jobs.packs",
     "fixture_files": "lhbench.jobs.fixtures",
-    "grade_runs": "lhbench.jobs.api",
-    "import_transcripts": "lhbench.jobs.api",
-    "judge_states": "lhbench.jobs.api",
     "pack_for_id": "lhbench.jobs.packs",
-    "panel_specs": "lhbench.jobs.api",
+    "panel_specs": "lhbench.jobs.common",
     "resolve_pack": "lhbench.jobs.packs",
-    "run_agents": "lhbench.jobs.api",
     "run_job": "lhbench.jobs.runner",
-    "sandbox_for": "lhbench.jobs.api",
+    "sandbox_for": "lhbench.jobs.common",
     "short_reason": "lhbench.jobs.runner",
     "state_id": "lhbench.jobs.states",
     "store_outcome": "lhbench.jobs.agents",
     "task_checks": "lhbench.jobs.verification",
     "task_kind": "lhbench.jobs.states",
-    "verify_runs": "lhbench.jobs.api",
 }
 
 

@@ -722,7 +722,8 @@ async def grade_chapters(
         progress: Progress-bar factory.
         models: Test hook: model ref -> a pydantic-ai model used instead of the real one.
     """
-    from lhbench.jobs.api import _run, panel_specs
+    from lhbench.jobs.common import panel_specs
+    from lhbench.jobs.common import run_with_progress as _run
 
     specs = panel_specs(panel, settings)
     loaded = pack_for_id(store, settings, pack) or resolve_pack(pack, settings, store)

@@ -34,6 +34,7 @@ from lhbench.ingest import (
     detect_format,
     read_records,
 )
+from lhbench.jobs.options import ImportOptions
 from lhbench.jobs.packs import LoadedPack
 from lhbench.jobs.runner import Assessment, Unit
 from lhbench.schema import Run, RunStatus
@@ -168,30 +169,27 @@ class ImportJob:
         self,
         store: Store,
         files: Sequence[Path],
+        options: ImportOptions,
         *,
-        fmt: str = "auto",
         pack: LoadedPack | None = None,
-        task: str | None = None,
-        harness: str | None = None,
-        model: str | None = None,
-        versions: dict[str, str] | None = None,
-        strict: bool = False,
-        replace: bool = False,
-        split_sessions: bool = False,
+        versions: Mapping[str, str] | None = None,
     ) -> None:
-        if fmt != "auto" and fmt not in FORMATS:
-            raise LhbenchError(f"unknown format {fmt!r}; one of {', '.join(FORMATS)} or auto")
+        """``options`` as the caller gave them; ``pack`` and ``versions`` as resolved."""
+        if options.fmt != "auto" and options.fmt not in FORMATS:
+            raise LhbenchError(
+                f"unknown format {options.fmt!r}; one of {', '.join(FORMATS)} or auto"
+            )
         self.store = store
         self.files = list(files)
-        self.fmt = fmt
+        self.fmt = options.fmt
         self.pack = pack
-        self.task = task
-        self.harness = harness
-        self.model = model
+        self.task = options.task
+        self.harness = options.harness
+        self.model = options.model
         self.versions = dict(versions or {})
-        self.strict = strict
-        self.replace = replace
-        self.split_sessions = split_sessions
+        self.strict = options.strict
+        self.replace = options.replace
+        self.split_sessions = options.split_sessions
 
     def plan(self) -> list[Unit[_FileUnit]]:
         """One unit per file; its key is the run-id prefix (file identity and format)."""

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from lhbench.api import load_settings
+from lhbench.config import load_settings
 from lhbench.envs.content import GroundTruth
 from lhbench.envs.content.chapter_evidence import MAX_EVIDENCE_CHARS, chapter_artifacts
 from lhbench.errors import ConfigError

@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 
 import lhbench
-from lhbench.api import load_settings
+from lhbench.config import load_settings
 from lhbench.envs.content import load_ground_truth
 from lhbench.schema import JudgeKind, Scale
 from lhbench.testing import ModelStub
@@ -36,7 +36,7 @@ def test_a_native_run_uses_the_tools_and_is_graded_end_to_end(tmp_path: Path) ->
     settings = load_settings(home=tmp_path / "home")
     with ModelStub(content_agent_script()) as stub, lhbench.open_store(db) as store:
         model = f"openai:stub-agent@{stub.base_url}"
-        [run] = lhbench.run_agents("content-mini", model=model, store=store, settings=settings)
+        [run] = lhbench.run_agents("content-mini", model=model, store=store, settings=settings).runs
         assert run.status.value == "completed"
         steps = store.get_trajectory(run.id).steps
         called = {s.tool_name.split("content_", 1)[-1] for s in steps if s.tool_name}
@@ -98,7 +98,7 @@ def test_a_native_run_uses_the_tools_and_is_graded_end_to_end(tmp_path: Path) ->
             store=store,
             settings=settings,
         )
-    assert [g.status.value for g in five + three] == ["ok", "ok"]  # type: ignore[union-attr]
-    assert {s.scale for s in five[0].scores} == {Scale("1-5")}  # type: ignore[union-attr]
-    assert {s.scale for s in three[0].scores} == {Scale("0-2")}  # type: ignore[union-attr]
-    assert len(five[0].scores) == len(three[0].scores) == 5  # type: ignore[union-attr]
+    assert [g.status.value for g in five.grades + three.grades] == ["ok", "ok"]
+    assert {s.scale for s in five.grades[0].scores} == {Scale("1-5")}
+    assert {s.scale for s in three.grades[0].scores} == {Scale("0-2")}
+    assert len(five.grades[0].scores) == len(three.grades[0].scores) == 5

@@ -1,10 +1,14 @@
-"""Agent-as-a-Judge through the CLI and through the Python API: the same stored work.
+"""Every bundled pack through the CLI and through the Python API: the same stored work.
 
-Every bundled pack is judged twice, once by ``lhbench aj run`` and once by
-``lhbench.judge_states``, each into its own store; the runs, labels and verdicts stored
-must be the same (ids, counts and pass/fail), whatever the pack's environment. The
-Agent-as-a-Judge samples are cut to one task of each kind (their other tasks are the same
-shapes; every sandboxed check costs a process start), the others are judged whole.
+Each pack goes through the jobs a user runs on it twice, once by ``lhbench`` commands and
+once by the ``lhbench`` functions, each into its own store: a pack with tasks and rubrics
+has one task run by an agent, graded by a judge and checked again (``run``, ``judge``,
+``verify``); then every pack is judged by Agent-as-a-Judge (``aj run``). The runs,
+grades, labels and verdicts stored must be the same (ids, counts and pass/fail), whatever
+the pack's environment. The Agent-as-a-Judge samples are cut to one task of each kind
+(their other tasks are the same shapes; every sandboxed check costs a process start).
+The local model stub answers every model (one server for both faces, so the same model
+strings and the same keys).
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ from lhbench.jobs.environments import environment_for
 from lhbench.jobs.packs import resolve_pack
 from lhbench.packs import bundled_pack_dirs, load_pack, resolve_pack_dir
 from lhbench.store import Store
-from lhbench.testing import ModelStub
+from lhbench.testing import ModelStub, auto_script
 from lhbench.testing.scripts import verdict_judge_script
 from tests.cli.helpers import cli
 
@@ -51,43 +55,73 @@ def pack_arg(pack: str, tmp: Path) -> str:
     return str(dst)
 
 
-def stored(url: str) -> tuple[list[str], dict[str, bool | None], list[tuple[str, str, str | None]]]:
+Stored = tuple[
+    list[str], dict[str, bool | None], list[tuple[str, str, str | None]], list[tuple[str, str]]
+]
+
+
+def stored(url: str) -> Stored:
     with Store.open(url) as store:
         runs = sorted(r.id for r in store.list_runs())
         labels = {lab.run_id: lab.passed for lab in store.list_labels()}
         verdicts = sorted((v.run_id, v.judge.kind.value, v.verdict) for v in store.list_verdicts())
-    return runs, labels, verdicts
+        grades = sorted((g.run_id, g.key) for g in store.list_grades())
+    return runs, labels, verdicts, grades
+
+
+def agent_task(pack: str) -> str | None:
+    """The task an agent runs in the parity test: the first, of a pack with rubrics."""
+    loaded = load_pack(resolve_pack_dir(pack))
+    if not loaded.tasks or not loaded.rubrics:
+        return None  # fixtures to judge (AJ samples) or rubrics only: nothing to run
+    return sorted(t.id for t in loaded.tasks)[0]
 
 
 @pytest.mark.parametrize("pack", PACKS)
-def test_cli_and_api_store_the_same_judgements(pack: str, tmp_path: Path) -> None:
-    with ModelStub(verdict_judge_script("FAIL")) as stub:
-        model = f"openai:judge@{stub.base_url}"
+def test_cli_and_api_store_the_same_work(pack: str, tmp_path: Path) -> None:
+    task = agent_task(pack)
+    arg = pack_arg(pack, tmp_path)
+    with ModelStub(auto_script()) as stub:
+        agent = f"openai:stub-agent-a@{stub.base_url}"
+        judge = f"openai:stub-judge-1@{stub.base_url}"
         cli_db = f"sqlite:///{tmp_path / 'cli.db'}"
-        res = cli(
-            "aj", "run", pack, "--judge", "llm", "--model", model, "--db", cli_db, cwd=tmp_path
-        )
-        assert res.exit_code == 0, res.stderr[-2000:]
+        steps: list[tuple[str, ...]] = []
+        if task is not None:
+            steps += [
+                ("run", arg, "--tasks", task, "--model", agent),
+                ("judge", "--pack", pack, "--tier", "output", "--panel", judge),
+                ("verify", "--pack", pack),
+            ]
+        steps.append(("aj", "run", arg, "--judge", "llm", "--model", judge))
+        for step in steps:
+            res = cli(*step, "--db", cli_db, cwd=tmp_path)
+            assert res.exit_code == 0, (step, res.stderr[-2000:])
         asked = stub.count
         api_db = f"sqlite:///{tmp_path / 'api.db'}"
+        place = {"settings": Settings(home=tmp_path / "api")}
         with Store.open(api_db) as store:
-            got = lhbench.judge_states(
-                pack,
-                judge="llm",
-                model=model,
-                store=store,
-                settings=Settings(home=tmp_path / "api"),
-            )
-        assert stub.count == 2 * asked  # the API asked the model for the same verdicts
-    cli_runs, cli_labels, cli_verdicts = stored(cli_db)
-    api_runs, api_labels, api_verdicts = stored(api_db)
+            if task is not None:
+                ran = lhbench.run_agents(arg, tasks=[task], model=agent, store=store, **place)
+                graded = lhbench.grade(pack, tier="output", panel=[judge], store=store, **place)
+                checked = lhbench.verify(pack, store=store, **place)
+                assert [r.id for r in ran.runs] == [r.id for r in graded.runs]
+                assert {lab.run_id for lab in checked.labels} == {r.id for r in ran.runs}
+                assert len(graded.grades) == 1 and graded.grades[0].status.value == "ok"
+            got = lhbench.judge_states(arg, judge="llm", model=judge, store=store, **place)
+        assert stub.count == 2 * asked  # the API asked the models for the same work
+    cli_runs, cli_labels, cli_verdicts, cli_grades = stored(cli_db)
+    api_runs, api_labels, api_verdicts, api_grades = stored(api_db)
     assert api_runs == cli_runs
     assert api_labels == cli_labels
     assert api_verdicts == cli_verdicts
-    assert len(got) == len(api_verdicts) == asked
-    # every stored run of a pack with fixtures was labelled and judged
+    assert api_grades == cli_grades
+    assert len(got.verdicts) == len(api_verdicts)
+    assert sorted(r.id for r in got.runs) == sorted({v[0] for v in api_verdicts})
+    # every stored run was labelled and judged
     assert set(cli_labels) == set(cli_runs)
     assert {v[0] for v in cli_verdicts} == set(cli_runs)
+    if task is not None:
+        assert len(cli_runs) == 1 and cli_grades  # one task run, graded
     if pack in TRIMMED:
         assert len(cli_runs) >= 4  # the cut pack still holds runs of every kind
 
@@ -104,7 +138,7 @@ def test_search_pack_through_the_api_judges_every_item(tmp_path: Path) -> None:
             model=f"openai:judge@{stub.base_url}",
             store=store,
             settings=Settings(home=tmp_path / "home"),
-        )
+        ).verdicts
         assert len(store.list_runs()) == 60
         assert len(store.list_labels()) == 60
     assert len(got) == 60
