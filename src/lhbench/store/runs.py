@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -47,6 +47,8 @@ class RunSummary:
     steps: int
     tool_calls: int
     errors: int
+    # the run's check outcome (the last source by name with a decided label), None: none
+    passed: bool | None = None
 
 
 def group_key(run: Run, key: str) -> str | None:
@@ -157,37 +159,78 @@ class RunStore(StoreBase):
         versions: dict[str, str] | None = None,
     ) -> list[RunSummary]:
         """Runs with their step, tool-call and error counts, counted in the database."""
-        counts = (
-            select(
-                StepRow.run_id.label("run_id"),
-                func.count().label("steps"),
-                func.sum(case((StepRow.kind == StepKind.TOOL_CALL.value, 1), else_=0)).label(
-                    "tool_calls"
-                ),
-                func.sum(
-                    case(((StepRow.kind == StepKind.ERROR.value) | StepRow.is_error, 1), else_=0)
-                ).label("errors"),
+        return list(
+            self.iter_run_summaries(
+                pack_id=pack_id,
+                task_id=task_id,
+                harness=harness,
+                model=model,
+                status=status,
+                versions=versions,
             )
-            .group_by(StepRow.run_id)
-            .subquery()
         )
+
+    def iter_run_summaries(
+        self,
+        *,
+        pack_id: str | None = None,
+        task_id: str | None = None,
+        harness: str | None = None,
+        model: str | None = None,
+        status: str | None = None,
+        versions: dict[str, str] | None = None,
+        page: int = 500,
+    ) -> Iterator[RunSummary]:
+        """:meth:`run_summaries` a page of runs at a time, by id, with their check outcome.
+
+        A listing of 100,000 runs starts at once and holds one page in memory: each page
+        is a keyset query on the runs' primary key, and its step counts and labels are
+        read for that page's runs only (never a count over every step of the store).
+        """
         conds = self._run_filters(pack_id, task_id, harness, model, status, versions)
-        stmt = (
-            select(RunRow, counts.c.steps, counts.c.tool_calls, counts.c.errors)
-            .outerjoin(counts, counts.c.run_id == RunRow.id)
-            .where(and_(True, *conds))
-            .order_by(RunRow.id)
-        )
-        with Session(self.engine) as s:
-            return [
-                RunSummary(
-                    run=run_from(row),
-                    steps=int(steps or 0),
-                    tool_calls=int(tools or 0),
-                    errors=int(errors or 0),
-                )
-                for row, steps, tools, errors in s.execute(stmt).all()
-            ]
+        after: str | None = None
+        while True:
+            where = conds if after is None else [*conds, RunRow.id > after]
+            with Session(self.engine) as s:
+                rows = s.scalars(
+                    select(RunRow).where(and_(True, *where)).order_by(RunRow.id).limit(page)
+                ).all()
+                if not rows:
+                    return
+                ids = [r.id for r in rows]
+                counts = {
+                    run_id: (int(n or 0), int(tools or 0), int(errors or 0))
+                    for run_id, n, tools, errors in s.execute(
+                        select(
+                            StepRow.run_id,
+                            func.count(),
+                            func.sum(case((StepRow.kind == StepKind.TOOL_CALL.value, 1), else_=0)),
+                            func.sum(
+                                case(
+                                    ((StepRow.kind == StepKind.ERROR.value) | StepRow.is_error, 1),
+                                    else_=0,
+                                )
+                            ),
+                        )
+                        .where(StepRow.run_id.in_(ids))
+                        .group_by(StepRow.run_id)
+                    )
+                }
+                passed: dict[str, bool] = {}
+                for run_id, ok in s.execute(
+                    select(LabelRow.run_id, LabelRow.passed)
+                    .where(LabelRow.run_id.in_(ids), LabelRow.passed.is_not(None))
+                    .order_by(LabelRow.run_id, LabelRow.source)
+                ):
+                    passed[run_id] = bool(ok)
+                page_out = [
+                    RunSummary(run_from(r), *counts.get(r.id, (0, 0, 0)), passed.get(r.id))
+                    for r in rows
+                ]
+            yield from page_out
+            if len(rows) < page:
+                return
+            after = ids[-1]
 
     def save_trajectory(self, trajectory: Trajectory) -> None:
         """Store a run's steps, replacing any stored before (the run must exist)."""
