@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import math
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -117,10 +117,14 @@ def judge(
         "output_tokens": sum(g.usage.output_tokens for g in res.summary.results),
         "cost_usd": round(sum(g.cost_usd or 0.0 for g in res.summary.results), 6),
     }
+    # each run's grades, grouped once (a scan of every grade per run is quadratic)
+    by_run: dict[str, list[Any]] = {}
+    for g in res.grades:
+        by_run.setdefault(g.run_id, []).append(g)
     rows = []
     for r in res.runs:
         sc = scores.get(r.id)
-        mine = [g for g in res.grades if g.run_id == r.id]
+        mine = by_run.get(r.id, [])
         rows.append(
             {
                 "run": r.id,
