@@ -664,7 +664,7 @@ def grade_job(
     """Every pack and tier with the panel the grades were made with: all stored, no call."""
     load = load1()
     before = len(stub.requests)
-    total, peak, planned, skipped = 0.0, 0.0, 0, 0
+    total, peak, planned, skipped, job_s = 0.0, 0.0, 0, 0, 0.0
     panel = ",".join(f"{j}@{stub.base_url}" for j in JUDGES)
     for pack_dir, (_pid, _n, repeats) in zip(packs, PACKS, strict=True):
         for tier in TIERS:
@@ -688,6 +688,8 @@ def grade_job(
             )
             total += took
             peak = max(peak, rss)
+            j = re.search(rb'"seconds":\s*([0-9.]+)', out)
+            job_s += float(j.group(1)) if j else 0.0
             m = re.search(rb'"planned":\s*(\d+)', out)
             s = re.search(rb'"skipped":\s*(\d+)', out)
             planned += int(m.group(1)) if m else 0
@@ -700,7 +702,8 @@ def grade_job(
             "s",
             peak,
             load,
-            f"{planned:,} units planned, {skipped:,} found stored, {calls} model calls "
+            f"{planned:,} units planned, {skipped:,} found stored, {calls} model calls; "
+            f"the job itself (plan, stored lookup, skip) {job_s:.2f} s "
             f"(goal: {built.grades:,} stored, 0 calls)",
         )
     )
