@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import math
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -21,6 +21,9 @@ from lhbench.cli.common import (
     warn,
 )
 from lhbench.cli.runs import print_summary
+
+if TYPE_CHECKING:
+    from lhbench.schema import Grade
 
 __all__ = ["register"]
 
@@ -118,7 +121,7 @@ def judge(
         "cost_usd": round(sum(g.cost_usd or 0.0 for g in res.summary.results), 6),
     }
     # each run's grades, grouped once (a scan of every grade per run is quadratic)
-    by_run: dict[str, list[Any]] = {}
+    by_run: dict[str, list[Grade]] = {}
     for g in res.grades:
         by_run.setdefault(g.run_id, []).append(g)
     rows = []
