@@ -214,6 +214,7 @@ class Built:
     verdicts: int = 0
     long_run: str = ""
     seconds: float = 0.0
+    load: float = 0.0  # the 1-minute load when the build ended
 
 
 def build(url: str, n: int, packs: list[Path], stub_url: str) -> Built:
@@ -430,6 +431,7 @@ def build(url: str, n: int, packs: list[Path], stub_url: str) -> Built:
             with engine.begin() as conn:
                 conn.exec_driver_sql("ANALYZE")
     out.seconds = time.perf_counter() - t0
+    out.load = load1()
     return out
 
 
@@ -786,7 +788,7 @@ def one(
     print(
         f"built {built.runs:,} runs, {built.grades:,} grades, {built.steps:,} steps, "
         f"{built.labels:,} labels, {built.votes:,} votes, {built.verdicts:,} verdicts "
-        f"in {built.seconds:.0f} s (load {load1():.2f})",
+        f"in {built.seconds:.0f} s (load {built.load or float('nan'):.2f} when it ended)",
         flush=True,
     )
     res = Result(backend, n, built)
