@@ -32,10 +32,7 @@ def loads() -> Iterator[list[int]]:
 
 def _seed(store: Store) -> None:
     for i in range(N):
-        store.save_run(
-            make_run(f"r{i:05d}", harness="codex" if i % 2 else "claude-code"),
-            # save_run per run is slow; every run goes through the same facade
-        )
+        store.save_run(make_run(f"r{i:05d}", harness="codex" if i % 2 else "claude-code"))
     store.save_trajectory(make_trajectory("r00001"))
     store.save_labels(
         [
