@@ -9,7 +9,7 @@ SHELL := /bin/bash
 unexport PYTHONDONTWRITEBYTECODE
 UV := $(shell command -v uv 2>/dev/null || echo "python3 -m uv")
 
-.PHONY: demo test test-unprivileged setup lint typecheck bench clean
+.PHONY: demo test test-unprivileged setup lint typecheck bench bench-scale clean
 
 setup: .venv/.synced
 
@@ -49,6 +49,11 @@ typecheck: setup
 
 bench: setup
 	@for b in bench/*.py; do echo "== $$b"; $(UV) run python $$b --quick || exit 1; done
+
+# A team's store at scale: 10,000 then 100,000 runs (1,000,000 grades) on SQLite, and on
+# PostgreSQL when LHBENCH_BENCH_PG_URL names a database it may empty (docs/performance.md)
+bench-scale: setup
+	nice -n 5 $(UV) run python bench/scale.py
 
 clean:
 	rm -rf .venv .lhbench .pytest_cache .mypy_cache .ruff_cache

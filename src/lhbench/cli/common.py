@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import math
 import os
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -133,6 +133,24 @@ def _no_nan(value: Any) -> Any:
 def dump_json(value: Any) -> None:
     """Print JSON (NaN and infinities as null: JSON has neither)."""
     typer.echo(json.dumps(_no_nan(value), allow_nan=False, default=str))
+
+
+def dump_json_array(items: Iterable[Any], *, per_write: int = 500) -> None:
+    """Print a JSON array as its items come (the text ``dump_json(list(items))`` prints).
+
+    Written ``per_write`` items at a time, so a listing of any length neither waits for
+    its last item nor holds them all.
+    """
+    typer.echo("[", nl=False)
+    first, buf = True, []
+    for item in items:
+        buf.append(json.dumps(_no_nan(item), allow_nan=False, default=str))
+        if len(buf) >= per_write:
+            typer.echo(("" if first else ", ") + ", ".join(buf), nl=False)
+            first, buf = False, []
+    if buf:
+        typer.echo(("" if first else ", ") + ", ".join(buf), nl=False)
+    typer.echo("]")
 
 
 def new_table(title: str, columns: list[str], *, right: tuple[str, ...] = ()) -> Table:

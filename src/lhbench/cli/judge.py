@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -20,6 +20,9 @@ from lhbench.cli.common import (
     warn,
 )
 from lhbench.cli.runs import print_summary
+
+if TYPE_CHECKING:
+    from lhbench.schema import Grade
 
 __all__ = ["register"]
 
@@ -129,10 +132,14 @@ def judge(
         "output_tokens": sum(g.usage.output_tokens for g in res.summary.results),
         "cost_usd": round(sum(g.cost_usd or 0.0 for g in res.summary.results), 6),
     }
+    # each run's grades, grouped once (a scan of every grade per run is quadratic)
+    by_run: dict[str, list[Grade]] = {}
+    for g in res.grades:
+        by_run.setdefault(g.run_id, []).append(g)
     rows = []
     for r in res.runs:
         sc = scores.get(r.id)
-        mine = [g for g in res.grades if g.run_id == r.id]
+        mine = by_run.get(r.id, [])
         rows.append(
             {
                 "run": r.id,

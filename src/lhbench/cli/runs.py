@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -11,6 +11,7 @@ from lhbench.cli.common import (
     JsonOption,
     UnsafeOption,
     dump_json,
+    dump_json_array,
     new_table,
     open_store,
     out,
@@ -47,18 +48,16 @@ def runs_list(
 
     Example: lhbench runs list --pack lhbench-samples --versions skill=none
     """
+    filters: dict[str, Any] = {
+        "pack_id": pack,
+        "task_id": task,
+        "harness": harness,
+        "model": model,
+        "versions": parse_versions(versions),
+    }
     with open_store(settings_for(db), create=False) as store:
-        rows = store.run_summaries(
-            pack_id=pack,
-            task_id=task,
-            harness=harness,
-            model=model,
-            versions=parse_versions(versions),
-        )
-        labels = {lab.run_id: lab for lab in store.list_labels() if lab.passed is not None}
-    if as_json:
-        dump_json(
-            [
+        if as_json:  # streamed a page at a time: a store of any size lists in constant memory
+            dump_json_array(
                 {
                     "id": r.run.id,
                     "pack": r.run.pack_id,
@@ -67,15 +66,15 @@ def runs_list(
                     "model": r.run.model,
                     "versions": r.run.versions,
                     "status": r.run.status.value,
-                    "passed": labels[r.run.id].passed if r.run.id in labels else None,
+                    "passed": r.passed,
                     "steps": r.steps,
                     "tool_calls": r.tool_calls,
                     "errors": r.errors,
                 }
-                for r in rows
-            ]
-        )
-        return
+                for r in store.iter_run_summaries(**filters)
+            )
+            return
+        rows = store.run_summaries(**filters)
     table = new_table(
         f"Runs ({len(rows)})",
         [
@@ -93,7 +92,6 @@ def runs_list(
         right=("steps", "tools", "errors"),
     )
     for r in rows:
-        lab = labels.get(r.run.id)
         table.add_row(
             r.run.id,
             f"{r.run.pack_id}/{r.run.task_id}",
@@ -101,7 +99,7 @@ def runs_list(
             r.run.model,
             ",".join(f"{k}={v}" for k, v in sorted(r.run.versions.items())) or "-",
             r.run.status.value,
-            "-" if lab is None else "pass" if lab.passed else "fail",
+            "-" if r.passed is None else "pass" if r.passed else "fail",
             str(r.steps),
             str(r.tool_calls),
             str(r.errors),

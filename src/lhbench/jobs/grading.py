@@ -333,7 +333,14 @@ class GradeJob:
 
     def stored(self, keys: Sequence[str]) -> Mapping[str, ResultState]:
         """Stored grade states; what is left to run is prepared in windows from here on."""
-        states = self.store.grade_states(keys)
+        # one query for the panel's grades on this rubric content and tier, not one per
+        # 500 keys: a job over a large store finds what is stored in seconds
+        states = self.store.grade_states_in(
+            keys,
+            rubric_hash=self.rubric.content_hash,
+            tier=self.tier.kind.value,
+            judge_keys=[j.identity.key for j in self.judges],
+        )
         self._windows.plan(self._planned, states)
         return states
 

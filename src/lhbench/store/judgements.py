@@ -73,6 +73,8 @@ class VoteColumns:
 
 
 _OUTCOME = {"a": 0, "tie": 1, "b": 2}
+# a plan up to this many keys is looked up by key (one IN query)
+_STATE_CHUNK = 500
 
 
 def _grade_row(grade: Grade) -> dict[str, Any]:
@@ -172,6 +174,39 @@ class JudgementStore(StoreBase):
     def grade_states(self, keys: Sequence[str]) -> dict[str, ResultState]:
         """Stored state of each grade key (keys not stored are absent)."""
         return self._states(GradeRow, keys)
+
+    def grade_states_in(
+        self,
+        keys: Sequence[str],
+        *,
+        rubric_hash: str,
+        tier: str,
+        judge_keys: Sequence[str],
+    ) -> dict[str, ResultState]:
+        """:meth:`grade_states` of a job's keys, all of one rubric content, tier and panel.
+
+        A job over 100,000 runs plans hundreds of thousands of keys: rather than one
+        ``IN`` query per 500 of them, one query reads the states of every grade the
+        panel gave on this rubric content and tier, and keeps the planned keys. A small
+        plan (one chunk) is still looked up by key.
+        """
+        if len(keys) <= _STATE_CHUNK:
+            return self.grade_states(keys)
+        wanted = set(keys)
+        tbl = GradeRow.__table__
+        stmt = select(tbl.c.key, tbl.c.status, tbl.c.retryable).where(
+            tbl.c.rubric_hash == rubric_hash,
+            tbl.c.tier == tier,
+            tbl.c.judge_key.in_(list(dict.fromkeys(judge_keys))),
+        )
+        out: dict[str, ResultState] = {}
+        with self.engine.connect() as conn:
+            for key, status, retryable in conn.execute(stmt):
+                if key in wanted:
+                    out[key] = (
+                        "retryable" if retryable else "ok" if status == "ok" else "final_error"
+                    )
+        return out
 
     def has_grade(self, key: str) -> bool:
         """Whether a grade with this key is stored (in any state)."""

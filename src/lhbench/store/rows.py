@@ -8,20 +8,20 @@ from typing import Any
 from lhbench.schema import STEP_JSON_FIELDS, STEP_ROW, Run, Step, step_to_row, utcnow
 from lhbench.store._step_writer import sqlite_step_params as _writer_params
 from lhbench.store._step_writer import sqlite_timestamp
-from lhbench.store.tables import RunRow, StepRow
+from lhbench.store.tables import RunRow
 
 __all__ = [
     "PG_STEP_COPY",
     "PG_STEP_INSERT",
     "PG_STEP_TYPES",
     "SQLITE_STEP_INSERT",
+    "STEP_COLUMNS",
     "TS_INDEX",
     "pg_step_params",
     "run_from",
     "run_row",
     "sqlite_step_params",
     "sqlite_timestamp",
-    "step_from",
     "step_record",
     "step_row",
 ]
@@ -96,6 +96,8 @@ def step_row(run_id: str, step: Step) -> dict[str, Any]:
 
 # the steps columns in schema.STEP_ROW order, then run_id
 _STEP_COLUMNS = (*(_COLUMN.get(f, f) for f in STEP_ROW), "run_id")
+# the steps table's columns in schema.STEP_ROW order
+STEP_COLUMNS = _STEP_COLUMNS[:-1]
 SQLITE_STEP_INSERT = (
     f"INSERT INTO steps ({', '.join(_STEP_COLUMNS)}) VALUES ({', '.join('?' * len(_STEP_COLUMNS))})"
 )
@@ -148,8 +150,3 @@ def pg_step_params(run_id: str, rows: Iterable[Sequence[Any]]) -> list[tuple[Any
                 vals[i] = vals[i].replace("\\u0000", "\\ufffd")
         out.append((*vals, run_id))
     return out
-
-
-def step_from(row: StepRow) -> Step:
-    """A step from its row."""
-    return Step.model_validate({f: getattr(row, _ATTRIBUTE.get(f, f)) for f in STEP_ROW})

@@ -80,11 +80,18 @@ def _lexer(name: str | None, text: str) -> Lexer:
     return plain
 
 
+@lru_cache(maxsize=64)
+def _named_lexer(language: str) -> Lexer:
+    # looking a lexer up by name scans pygments' registry: once per language, not per block
+    lexer: Lexer = get_lexer_by_name(language, stripnl=False)
+    return lexer
+
+
 def highlight(text: str, filename: str | None = None, language: str | None = None) -> Markup:
     """Source code as highlighted, escaped HTML (``<pre class="hl">``)."""
     text = text[:MAX_TEXT]
     try:
-        lexer = get_lexer_by_name(language, stripnl=False) if language else _lexer(filename, text)
+        lexer = _named_lexer(language) if language else _lexer(filename, text)
     except ClassNotFound:
         lexer = TextLexer(stripnl=False)
     body = _pyg_highlight(text, lexer, _FORMATTER)
@@ -244,8 +251,37 @@ def _step_failed(s: Step) -> bool:
     return s.is_error or s.kind == StepKind.ERROR or (s.exit_code not in (None, 0))
 
 
-def fold_transcript(trajectory: Trajectory, events: Sequence[ErrorEvent]) -> list[Block]:
-    """Steps as blocks: each tool call with its results, errors marked with their recovery."""
+def _title(s: Step) -> str:
+    """A block's title, as the rendered branches below give it."""
+    if s.kind == StepKind.TOOL_CALL:
+        return s.tool_name or "tool"
+    if s.kind == StepKind.TOOL_RESULT:
+        return s.tool_name or "tool result"
+    if s.kind == StepKind.HOOK:
+        return s.tool_name or "hook"
+    if s.kind == StepKind.MESSAGE:
+        return s.role.value
+    return {StepKind.THINKING: "thinking", StepKind.COMPACTION: "context compacted"}.get(
+        s.kind, "error"
+    )
+
+
+_PLAIN_KINDS = {
+    StepKind.MESSAGE: "message",
+    StepKind.THINKING: "thinking",
+    StepKind.HOOK: "hook",
+    StepKind.COMPACTION: "compaction",
+}
+
+
+def fold_transcript(
+    trajectory: Trajectory, events: Sequence[ErrorEvent], *, render: int | None = None
+) -> list[Block]:
+    """Steps as blocks: each tool call with its results, errors marked with their recovery.
+
+    ``render``: only the first so many blocks get their bodies highlighted and rendered
+    (a page shows a prefix of a long transcript; the rest are counted, with their titles).
+    """
     by_step = {e.step: e for e in events}
     recovers = {e.recovered_at: e.step for e in events if e.recovered_at is not None}
     results: dict[str, list[Step]] = {}
@@ -260,7 +296,15 @@ def fold_transcript(trajectory: Trajectory, events: Sequence[ErrorEvent]) -> lis
     for s in trajectory.steps:
         if id(s) in folded:
             continue
-        if s.kind == StepKind.TOOL_CALL:
+        if render is not None and len(blocks) >= render:  # counted, not rendered
+            tool = s.kind in (StepKind.TOOL_CALL, StepKind.TOOL_RESULT)
+            outs = results.get(s.tool_call_id or "", []) if s.kind == StepKind.TOOL_CALL else []
+            b = Block(
+                "tool" if tool else _PLAIN_KINDS.get(s.kind, "error"),
+                [s, *outs],
+                title=_title(s),
+            )
+        elif s.kind == StepKind.TOOL_CALL:
             outs = results.get(s.tool_call_id or "", [])
             b = Block(
                 "tool",

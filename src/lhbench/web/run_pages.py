@@ -108,7 +108,7 @@ def run_page(request: Request, v: Admin, run_id: str, all: bool = False) -> Resp
     a = app.analysis()
     traj = app.store.get_trajectory(run_id)
     events = error_events(traj)
-    blocks = fold_transcript(traj, events)
+    blocks = fold_transcript(traj, events, render=None if all else MAX_BLOCKS)
     artifacts = [
         render_artifact(x, x.name, _file_url(run_id, x)) for x in app.store.list_artifacts(run_id)
     ]
