@@ -433,7 +433,9 @@ async def grade_async(o: GradeOptions, store: Store, settings: Settings) -> Grad
         ]
     else:
         keys = {u.key for u in job.plan()}
-        out.grades = [g for g in store.list_grades(run_ids=list(ids)) if g.key in keys]
+        # only this rubric's tier (a run's grades on other tiers and rubrics are not read)
+        stored = store.list_grades(rubric_id=rub.id, tier=tier_obj.kind.value, run_ids=ids)
+        out.grades = [g for g in stored if g.key in keys]
     return out
 
 
