@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import ClassVar
@@ -194,7 +195,7 @@ def test_resolving_names_over_dns(tmp_path: Path) -> None:
     "pids" not in cgroup_support(), reason="no writable pids cgroup on this machine"
 )
 def test_fork_bomb(tmp_path: Path) -> None:
-    marker = "lhb-fork-bomb-7a1"
+    marker = f"lhb-fork-bomb-7a1-{uuid.uuid4().hex[:8]}"  # this run's own (suites may run at once)
     bomb = (
         f'python3 -c "import os, time  # {marker}\nn = 0\ntry:\n'
         "    while n < 5000:\n"
@@ -242,7 +243,7 @@ def test_flooding_its_output(tmp_path: Path) -> None:
 
 
 def test_leaving_a_process_behind(tmp_path: Path) -> None:
-    marker = "lhb-orphan-3c9"
+    marker = f"lhb-orphan-3c9-{uuid.uuid4().hex[:8]}"  # this run's own (suites may run at once)
     with bounded(60):
         shell(
             tmp_path,

@@ -7,6 +7,7 @@ tool call with ``{"ok", "diagnosis", "next_action"}``. Either may be hostile or 
 from __future__ import annotations
 
 import textwrap
+import uuid
 from pathlib import Path
 
 import pytest
@@ -67,7 +68,7 @@ def test_verify_os_exit_with_an_odd_code(tmp_path: Path) -> None:
 
 
 def test_verify_hanging(tmp_path: Path) -> None:
-    marker = "lhb-verify-hang-51"
+    marker = f"lhb-verify-hang-51-{uuid.uuid4().hex[:8]}"  # this run's own (suites may run at once)
     script = _script(tmp_path, f"import time  # {marker}\nwhile True: time.sleep(1)\n")
     with bounded(30), pytest.raises(VerifyError, match="timed out"):
         run_verify(script, root=_state(tmp_path), timeout=2)

@@ -13,6 +13,7 @@ import os
 import sys
 import threading
 import time
+import uuid
 from pathlib import Path
 
 import pytest
@@ -50,7 +51,7 @@ def test_writing_host_kernel_settings_through_proc_sys(tmp_path: Path) -> None:
 
 def test_the_sandbox_is_not_root_on_the_host(tmp_path: Path) -> None:
     # what the host's kernel sees: the uid of the sandboxed process, from outside
-    marker = "lhb-identity-51c"
+    marker = f"lhb-identity-51c-{uuid.uuid4().hex[:8]}"  # this run's own (suites may run at once)
     done: list[object] = []
     t = threading.Thread(
         target=lambda: done.append(
