@@ -450,6 +450,7 @@ class ReportData:
         include_stale: bool = False,
         panel: set[str] | None = None,
         check_packs: bool = True,
+        graded: bool = True,
     ) -> ReportData:
         """Load what the report needs from ``store``.
 
@@ -462,6 +463,9 @@ class ReportData:
                 re-register what changed (:func:`lhbench.jobs.packs.refresh_packs`; a
                 stat of each file, hashed only when a stat changed), saying so in the
                 notes, so an edited rubric or verify script is never read as current.
+            graded: Load grades, votes and chapter grades. False: runs, verdicts and
+                labels only (what the Agent-as-a-Judge tables read: ``aj score`` need not
+                hold a team's million grades in memory).
         """
         changes: list[str] = []
         if check_packs:
@@ -492,7 +496,6 @@ class ReportData:
                 if not include_stale:
                     continue
             labels.append(lab)
-        all_votes = store.list_votes(include_failed=True)
         data = cls.build(
             runs,
             verdicts=store.list_verdicts(),
@@ -500,9 +503,14 @@ class ReportData:
             tasks=tasks,
             rubrics=rubrics,
         )
+        data.load_trajectory = store.get_trajectory
+        if not graded:
+            data.excluded.pack_changes = changes
+            data.excluded.stale_labels = 0 if include_stale else stale_labels
+            return data
         keep = _Without(data.excluded.infra_runs)
         all_grades = keep(store.list_grades())
-        all_votes = keep(all_votes)
+        all_votes = keep(store.list_votes(include_failed=True))
         data.all_grades = all_grades
         data.failed_votes = [v for v in all_votes if v.status != "ok"]
         ok_votes = [v for v in all_votes if v.status == "ok"]
