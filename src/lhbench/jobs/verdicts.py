@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from lhbench._gc import collector_paused
 from lhbench.jobs.batches import DEFAULT_WINDOW, RequestWindows, drain_caches
 from lhbench.jobs.runner import Assessment, Unit, short_reason
 from lhbench.jobs.states import StateProvider, state_id
@@ -125,6 +126,7 @@ class VerdictJob:
         self.store.save_verdicts(results, cache=drain_caches(self.caches, self.store))
 
 
+@collector_paused()  # every run, label and agent verdict of the store (see lhbench._gc)
 def verdict_failure_modes(
     store: Store, *, pack_id: str | None = None
 ) -> dict[str, tuple[str, bool]]:

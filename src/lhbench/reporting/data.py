@@ -16,6 +16,7 @@ from datetime import datetime
 from functools import cached_property
 from typing import Protocol, TypeVar
 
+from lhbench._gc import collector_paused
 from lhbench.config import Settings
 from lhbench.schema import (
     ChapterGrade,
@@ -443,6 +444,7 @@ class ReportData:
         return data
 
     @classmethod
+    @collector_paused()  # hundreds of thousands of long-lived objects (see lhbench._gc)
     def from_store(
         cls,
         store: Store,
