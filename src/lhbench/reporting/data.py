@@ -10,7 +10,7 @@ rubric v1.0 excluded: the rubric changed since"). ``include_stale`` keeps everyt
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cached_property
@@ -385,6 +385,8 @@ class ReportData:
     tasks: dict[tuple[str, str], Task] = field(default_factory=dict)
     rubrics: dict[tuple[str, str], Rubric] = field(default_factory=dict)
     load_trajectory: Callable[[str], Trajectory] | None = None
+    # many runs' trajectories in their order, without a query per run (the store's)
+    load_trajectories: Callable[[Sequence[str]], Iterator[Trajectory]] | None = None
     all_grades: list[Grade] = field(default_factory=list)
     excluded: Exclusions = field(default_factory=Exclusions)
     failed_votes: list[PreferenceVote] = field(default_factory=list)
@@ -506,6 +508,7 @@ class ReportData:
             rubrics=rubrics,
         )
         data.load_trajectory = store.get_trajectory
+        data.load_trajectories = store.iter_trajectories
         if not graded:
             data.excluded.pack_changes = changes
             data.excluded.stale_labels = 0 if include_stale else stale_labels
@@ -547,8 +550,18 @@ class ReportData:
             data.chapter_grades, data.stale_chapter_grades = current_chapter_grades(
                 data.chapter_grades, data.runs, rubric_hashes, store.list_chapter_rubrics()
             )
-        data.load_trajectory = store.get_trajectory
         return data
+
+    def trajectories(self, run_ids: Sequence[str]) -> Iterator[Trajectory]:
+        """The runs' trajectories in order (empty without a way to load them).
+
+        From the store a slice of runs per query (:meth:`Store.iter_trajectories`), so a
+        section that reads every run's steps costs a few queries, not one per run.
+        """
+        if self.load_trajectories is not None:
+            yield from self.load_trajectories(run_ids)
+        elif self.load_trajectory is not None:
+            yield from map(self.load_trajectory, run_ids)
 
     def task_of(self, run: Run) -> Task | None:
         """The task a run was on, if its pack is stored."""
