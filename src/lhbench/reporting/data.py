@@ -359,6 +359,8 @@ class _Without:
         self.dropped = 0
 
     def __call__(self, items: Iterable[T]) -> list[T]:
+        if not self.runs:  # nothing to drop: no per-item look (a million grades)
+            return list(items)
         out = []
         for item in items:
             ids = {getattr(item, a, None) for a in ("run_id", "run_a", "run_b")}
