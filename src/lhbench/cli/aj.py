@@ -35,7 +35,7 @@ def meta_tables(store: Store) -> dict[str, Any]:
     from lhbench.reporting.aj_breakdown import aj_breakdown_section
     from lhbench.reporting.recorded import recorded_agreement_table
 
-    data = ReportData.from_store(store)
+    data = ReportData.from_store(store, graded=False)  # the AJ tables read no grade or vote
     sec = aj_section(data)
     # the per-domain, failure-mode and turn-budget tables follow AJ-Bench's main ones
     more = aj_breakdown_section(data).tables

@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from lhbench._gc import collector_paused
 from lhbench.jobs.batches import DEFAULT_WINDOW, RequestWindows, drain_caches
 from lhbench.jobs.runner import Assessment, Unit, short_reason
 from lhbench.jobs.states import StateProvider, state_id
@@ -125,6 +126,7 @@ class VerdictJob:
         self.store.save_verdicts(results, cache=drain_caches(self.caches, self.store))
 
 
+@collector_paused()  # every run, label and agent verdict of the store (see lhbench._gc)
 def verdict_failure_modes(
     store: Store, *, pack_id: str | None = None
 ) -> dict[str, tuple[str, bool]]:
@@ -141,6 +143,8 @@ def verdict_failure_modes(
     labels = {lab.run_id: lab.passed for lab in store.list_labels() if lab.passed is not None}
     runs = {r.id: r for r in store.list_runs(pack_id=pack_id)}
     kinds: dict[tuple[str, str], EnvironmentKind] = {}
+    # a pack's environment, read once per pack (not once per task: a pack is a whole document)
+    pack_kinds: dict[str, EnvironmentKind] = {}
     out: dict[str, tuple[str, bool]] = {}
     for v in store.list_verdicts(judge_kind="agent"):
         run = runs.get(v.run_id)
@@ -152,11 +156,12 @@ def verdict_failure_modes(
         where = (run.pack_hash, run.task_id)
         if where not in kinds:
             task = store.get_task(*where)
-            try:
-                pack_kind = store.get_pack(run.pack_hash).environment
-            except StoreError:
-                pack_kind = EnvironmentKind.FILESYSTEM
-            kinds[where] = (task.environment.kind if task else None) or pack_kind
+            if run.pack_hash not in pack_kinds:
+                try:
+                    pack_kinds[run.pack_hash] = store.get_pack(run.pack_hash).environment
+                except StoreError:
+                    pack_kinds[run.pack_hash] = EnvironmentKind.FILESYSTEM
+            kinds[where] = (task.environment.kind if task else None) or pack_kinds[run.pack_hash]
         mode = failure_mode(v, bool(labels[v.run_id]), kinds[where].value)
         if mode is not None:
             out[v.id] = (mode, False)

@@ -10,12 +10,13 @@ rubric v1.0 excluded: the rubric changed since"). ``include_stale`` keeps everyt
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cached_property
 from typing import Protocol, TypeVar
 
+from lhbench._gc import collector_paused
 from lhbench.config import Settings
 from lhbench.schema import (
     ChapterGrade,
@@ -358,6 +359,8 @@ class _Without:
         self.dropped = 0
 
     def __call__(self, items: Iterable[T]) -> list[T]:
+        if not self.runs:  # nothing to drop: no per-item look (a million grades)
+            return list(items)
         out = []
         for item in items:
             ids = {getattr(item, a, None) for a in ("run_id", "run_a", "run_b")}
@@ -384,6 +387,8 @@ class ReportData:
     tasks: dict[tuple[str, str], Task] = field(default_factory=dict)
     rubrics: dict[tuple[str, str], Rubric] = field(default_factory=dict)
     load_trajectory: Callable[[str], Trajectory] | None = None
+    # many runs' trajectories in their order, without a query per run (the store's)
+    load_trajectories: Callable[[Sequence[str]], Iterator[Trajectory]] | None = None
     all_grades: list[Grade] = field(default_factory=list)
     excluded: Exclusions = field(default_factory=Exclusions)
     failed_votes: list[PreferenceVote] = field(default_factory=list)
@@ -443,6 +448,7 @@ class ReportData:
         return data
 
     @classmethod
+    @collector_paused()  # hundreds of thousands of long-lived objects (see lhbench._gc)
     def from_store(
         cls,
         store: Store,
@@ -450,6 +456,7 @@ class ReportData:
         include_stale: bool = False,
         panel: set[str] | None = None,
         check_packs: bool = True,
+        graded: bool = True,
     ) -> ReportData:
         """Load what the report needs from ``store``.
 
@@ -462,6 +469,9 @@ class ReportData:
                 re-register what changed (:func:`lhbench.jobs.packs.refresh_packs`; a
                 stat of each file, hashed only when a stat changed), saying so in the
                 notes, so an edited rubric or verify script is never read as current.
+            graded: Load grades, votes and chapter grades. False: runs, verdicts and
+                labels only (what the Agent-as-a-Judge tables read: ``aj score`` need not
+                hold a team's million grades in memory).
         """
         changes: list[str] = []
         if check_packs:
@@ -492,7 +502,6 @@ class ReportData:
                 if not include_stale:
                     continue
             labels.append(lab)
-        all_votes = store.list_votes(include_failed=True)
         data = cls.build(
             runs,
             verdicts=store.list_verdicts(),
@@ -500,9 +509,15 @@ class ReportData:
             tasks=tasks,
             rubrics=rubrics,
         )
+        data.load_trajectory = store.get_trajectory
+        data.load_trajectories = store.iter_trajectories
+        if not graded:
+            data.excluded.pack_changes = changes
+            data.excluded.stale_labels = 0 if include_stale else stale_labels
+            return data
         keep = _Without(data.excluded.infra_runs)
         all_grades = keep(store.list_grades())
-        all_votes = keep(all_votes)
+        all_votes = keep(store.list_votes(include_failed=True))
         data.all_grades = all_grades
         data.failed_votes = [v for v in all_votes if v.status != "ok"]
         ok_votes = [v for v in all_votes if v.status == "ok"]
@@ -537,8 +552,18 @@ class ReportData:
             data.chapter_grades, data.stale_chapter_grades = current_chapter_grades(
                 data.chapter_grades, data.runs, rubric_hashes, store.list_chapter_rubrics()
             )
-        data.load_trajectory = store.get_trajectory
         return data
+
+    def trajectories(self, run_ids: Sequence[str]) -> Iterator[Trajectory]:
+        """The runs' trajectories in order (empty without a way to load them).
+
+        From the store a slice of runs per query (:meth:`Store.iter_trajectories`), so a
+        section that reads every run's steps costs a few queries, not one per run.
+        """
+        if self.load_trajectories is not None:
+            yield from self.load_trajectories(run_ids)
+        elif self.load_trajectory is not None:
+            yield from map(self.load_trajectory, run_ids)
 
     def task_of(self, run: Run) -> Task | None:
         """The task a run was on, if its pack is stored."""

@@ -17,10 +17,12 @@ def failures_section(data: ReportData, by: Sequence[str]) -> Section:
     if data.load_trajectory is None or not data.runs:
         sec.empty = "No runs with trajectories yet: import or run some."
         return sec
+    runs = list(data.runs.values())
     loaded = [
-        (group_label(run, by), run, data.load_trajectory(run.id)) for run in data.runs.values()
+        (group_label(run, by), run, traj)
+        for run, traj in zip(runs, data.trajectories([r.id for r in runs]), strict=True)
+        if traj.steps
     ]
-    loaded = [x for x in loaded if x[2].steps]
     if not loaded:
         sec.empty = "No runs with trajectories yet: import or run some."
         return sec

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from lhbench._gc import collector_paused
 from lhbench.reporting.ablation import ablation_section
 from lhbench.reporting.agreement import agreement_section
 from lhbench.reporting.aj import aj_section
@@ -45,6 +46,7 @@ class ReportFiles:
     csv: list[Path]
 
 
+@collector_paused()  # the loaded store is large; the sections' temporaries make no cycles
 def build_sections(
     data: ReportData,
     *,

@@ -233,12 +233,15 @@ class JudgementStore(StoreBase):
         with Session(self.engine) as s:
             for part in [None] if ids is None else chunks(ids):
                 where = conds if part is None else [*conds, GradeRow.run_id.in_(part)]
-                rows = s.scalars(
-                    select(GradeRow)
+                # the documents alone, a batch at a time: no ORM object per row held beside
+                # its Grade (a team's store has a million grades)
+                docs = s.scalars(
+                    select(GradeRow.document)
                     .where(and_(True, *where))
                     .order_by(GradeRow.created_at, GradeRow.id)
-                ).all()
-                out.extend(Grade.model_validate(r.document) for r in rows)
+                    .execution_options(yield_per=2000)
+                )
+                out.extend(Grade.model_validate(doc) for doc in docs)
         return out
 
     # verdicts ----------------------------------------------------------------------------
@@ -277,12 +280,13 @@ class JudgementStore(StoreBase):
         """Verdicts matching the filters, oldest first."""
         conds = matching((VerdictRow.run_id, run_id), (VerdictRow.judge_kind, judge_kind))
         with Session(self.engine) as s:
-            rows = s.scalars(
-                select(VerdictRow)
+            docs = s.scalars(
+                select(VerdictRow.document)
                 .where(and_(True, *conds))
                 .order_by(VerdictRow.created_at, VerdictRow.id)
-            ).all()
-            return [Verdict.model_validate(r.document) for r in rows]
+                .execution_options(yield_per=2000)
+            )
+            return [Verdict.model_validate(doc) for doc in docs]
 
     def set_verdict_failure_mode(self, verdict_id: str, mode: str) -> bool:
         """A reviewer's failure-mode tag on a verdict; False when there is no such verdict."""

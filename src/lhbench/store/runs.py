@@ -12,7 +12,7 @@ from sqlalchemy.orm import Session
 
 from lhbench.errors import StoreError
 from lhbench.schema import STEP_ROW, Artifact, Run, Step, StepKind, Trajectory
-from lhbench.store.base import StoreBase, matching
+from lhbench.store.base import StoreBase, chunks, matching
 from lhbench.store.bulk import WRITER_AFTER_ROWS, StepAppender
 from lhbench.store.rows import (
     PG_STEP_COPY,
@@ -336,6 +336,30 @@ class RunStore(StoreBase):
             run_id=run_id,
             steps=[Step.model_validate(dict(zip(STEP_ROW, r, strict=True))) for r in rows],
         )
+
+    def iter_trajectories(self, run_ids: Sequence[str]) -> Iterator[Trajectory]:
+        """Each run's trajectory, in ``run_ids``' order, one query per slice of runs.
+
+        What :meth:`get_trajectory` gives one run at a time, without a query per run; only
+        a slice's steps are held at once, so a caller that reads each once and lets it go
+        walks a store of any size in bounded memory.
+        """
+        tbl = StepRow.__table__
+        cols = [tbl.c[c] for c in STEP_COLUMNS]
+        with self.engine.connect() as conn:
+            for part in chunks(list(run_ids)):
+                by_run: dict[str, list[Step]] = {r: [] for r in part}
+                rows = conn.execute(
+                    select(tbl.c.run_id, *cols)
+                    .where(tbl.c.run_id.in_(part))
+                    .order_by(tbl.c.run_id, tbl.c.idx)
+                )
+                for row in rows:
+                    by_run[row[0]].append(
+                        Step.model_validate(dict(zip(STEP_ROW, row[1:], strict=True)))
+                    )
+                for rid in part:
+                    yield Trajectory(run_id=rid, steps=by_run[rid])
 
     def save_artifact(self, artifact: Artifact) -> None:
         """Insert or replace an artifact of a run."""
