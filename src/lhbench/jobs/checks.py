@@ -27,7 +27,7 @@ import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from lhbench._version import __version__
 from lhbench.errors import InfrastructureError
@@ -141,6 +141,32 @@ def _task_kind(pack: LoadedPack, task: Task) -> EnvironmentKind:
     return task.environment.kind or pack.pack.environment
 
 
+async def _sandboxed_check(
+    runner: Any, what: Any, check: Check, run: Run, state: RunState, ctx: CheckContext
+) -> Label:
+    """Run ``runner(what, …)`` (a verify script, a named state check) in the run's sandbox.
+
+    On the run's final state; a crash, a timeout or a bad answer is an undecided label.
+    """
+    import asyncio
+
+    from lhbench.envs import VerifyError
+
+    try:
+        res = await asyncio.to_thread(
+            runner,
+            what,
+            root=state.ref.root,
+            db_url=state.ref.db_url,
+            timeout=ctx.timeout_s,
+            sandbox=ctx.sandbox,
+            session=ctx.session,
+        )
+    except VerifyError as exc:
+        return check.label(run, None, "", str(exc))
+    return check.label(run, res.passed, res.detail, None)
+
+
 class VerifyScript:
     """The task's verify script (``environment.verify``, default ``verify.py``)."""
 
@@ -162,23 +188,9 @@ class VerifyScript:
 
     async def run(self, check: Check, run: Run, state: RunState, ctx: CheckContext) -> Label:
         """Run the script; a crash, a timeout or a bad answer is an undecided label."""
-        import asyncio
+        from lhbench.envs import run_verify
 
-        from lhbench.envs import VerifyError, run_verify
-
-        try:
-            res = await asyncio.to_thread(
-                run_verify,
-                check.target,
-                root=state.ref.root,
-                db_url=state.ref.db_url,
-                timeout=ctx.timeout_s,
-                sandbox=ctx.sandbox,
-                session=ctx.session,
-            )
-        except VerifyError as exc:
-            return check.label(run, None, "", str(exc))
-        return check.label(run, res.passed, res.detail, None)
+        return await _sandboxed_check(run_verify, check.target, check, run, state, ctx)
 
 
 class HookChecks:
@@ -249,23 +261,9 @@ class StateCheckRunner:
 
     async def run(self, check: Check, run: Run, state: RunState, ctx: CheckContext) -> Label:
         """``python -m lhbench.plugins check NAME`` in the sandbox, as verify runs."""
-        import asyncio
+        from lhbench.envs import run_state_check
 
-        from lhbench.envs import VerifyError, run_state_check
-
-        try:
-            res = await asyncio.to_thread(
-                run_state_check,
-                self.name,
-                root=state.ref.root,
-                db_url=state.ref.db_url,
-                timeout=ctx.timeout_s,
-                sandbox=ctx.sandbox,
-                session=ctx.session,
-            )
-        except VerifyError as exc:
-            return check.label(run, None, "", str(exc))
-        return check.label(run, res.passed, res.detail, None)
+        return await _sandboxed_check(run_state_check, self.name, check, run, state, ctx)
 
 
 # -- Figma-to-code output checks ------------------------------------------------------------
