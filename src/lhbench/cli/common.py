@@ -51,6 +51,13 @@ DbOption = Annotated[
     str | None, typer.Option("--db", help="Store URL (default: LHBENCH_DB_URL or .lhbench/).")
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="Machine-readable output.")]
+RayAddressOption = Annotated[
+    str | None,
+    typer.Option(
+        help="An existing Ray cluster for --executor ray (head:6379, ray://head:10001); "
+        "default: the ray_address setting, else a Ray instance started here."
+    ),
+]
 UnsafeOption = Annotated[
     bool,
     typer.Option(

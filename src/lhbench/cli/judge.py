@@ -10,6 +10,7 @@ import typer
 from lhbench.cli.common import (
     DbOption,
     JsonOption,
+    RayAddressOption,
     dump_json,
     new_table,
     open_store,
@@ -57,13 +58,7 @@ def judge(
     executor: Annotated[
         str, typer.Option(help="local, or ray: rubric grades made on Ray workers, stored here.")
     ] = "local",
-    ray_address: Annotated[
-        str | None,
-        typer.Option(
-            help="An existing Ray cluster for --executor ray (head:6379, ray://head:10001); "
-            "default: the ray_address setting, else a Ray instance started here."
-        ),
-    ] = None,
+    ray_address: RayAddressOption = None,
     as_json: JsonOption = False,
     db: DbOption = None,
 ) -> None:

@@ -9,6 +9,7 @@ import typer
 from lhbench.cli.common import (
     DbOption,
     JsonOption,
+    RayAddressOption,
     UnsafeOption,
     dump_json,
     dump_json_array,
@@ -140,13 +141,7 @@ def run_(
     ] = None,
     parallel: Annotated[int, typer.Option(min=1, help="Runs at once.")] = 2,
     executor: Annotated[str, typer.Option(help="local or ray.")] = "local",
-    ray_address: Annotated[
-        str | None,
-        typer.Option(
-            help="An existing Ray cluster for --executor ray (head:6379, ray://head:10001); "
-            "default: the ray_address setting, else a Ray instance started here."
-        ),
-    ] = None,
+    ray_address: RayAddressOption = None,
     retry_errors: Annotated[
         bool, typer.Option("--retry-errors", help="Also rerun timed-out or over-limit runs.")
     ] = False,
