@@ -321,6 +321,17 @@ def _current_combos(
     return current, ex
 
 
+def _group_value(fact: RunFact, key: str) -> object:
+    """The run column :func:`lhbench.store.runs.group_key` reads for ``key``."""
+    if key.startswith("versions."):
+        return fact.versions.get(key.removeprefix("versions."))
+    if key in ("harness", "model", "harness_version", "pack_id", "task_id", "status"):
+        return getattr(fact, key)
+    if key in ("pack", "task"):
+        return getattr(fact, f"{key}_id")
+    return fact.versions.get(key)
+
+
 def _infra_reasons(store: Store, infra: Sequence[RunFact]) -> dict[str, str]:
     """Each infrastructure-failed run's first error line (the first 50 read; then status)."""
     out = {}
@@ -396,15 +407,8 @@ def _analyse(
     agent_of: dict[str, str] = {}
     shown: dict[str, RunFact] = {}
     for r in facts:
-        sig: tuple[object, ...] = (
-            r.harness,
-            r.harness_version,
-            r.model,
-            tuple(sorted(r.versions.items())),
-            r.pack_id,
-            r.task_id,
-            r.status,
-        )
+        # what group_label reads of the run: one stand-in per agent, not per task
+        sig = tuple(_group_value(r, k) for k in group_by)
         label = reps.get(sig)
         if label is None:
             stand_in = Run.model_construct(
