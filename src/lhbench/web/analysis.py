@@ -77,6 +77,7 @@ __all__ = [
     "default_group_by",
     "parse_group_by",
     "rank_by_ci",
+    "settle_heap",
     "sort_agents",
 ]
 
@@ -380,8 +381,28 @@ def analyse(
 
     ``by`` are the keys that make an agent (default: harness, model and every version key).
     """
+    settle_heap()
     with gc_paused():
-        return _analyse(store, by=by, panel=panel)
+        out = _analyse(store, by=by, panel=panel)
+    # the summary lives until the next write and holds no cycles: out of the collector's
+    # way, or the requests after it pay for walking it (see settle_heap)
+    gc.freeze()
+    return out
+
+
+def settle_heap() -> None:
+    """Give the collector back every object frozen by an earlier analysis, and collect.
+
+    An analysis of 100,000 runs leaves millions of long-lived objects. Left in the
+    collector's generations, the first collections after it walk them all, in whichever
+    warm request triggers them (the overview's warm p95 was 659 ms at 100,000 runs against
+    a 10 ms median). :func:`analyse` freezes them instead (``gc.freeze``: never walked,
+    still freed by reference counting). Cycles that were alive at a freeze and died since
+    are garbage no collection would see, so each analysis first unfreezes and collects,
+    once, in the request that computes it, after the page cache dropped the old figures.
+    """
+    gc.unfreeze()
+    gc.collect()
 
 
 def _analyse(
