@@ -270,7 +270,7 @@ class AggregateStore(RunStore):
             ).all()
         return [_fact(r) for r in rows], total
 
-    def _raw_batches(self, stmt: ClauseElement, size: int = 20_000) -> Iterator[list[Any]]:
+    def _raw_batches(self, stmt: ClauseElement, size: int = 20_000) -> Iterator[Sequence[Any]]:
         """:meth:`_raw_rows` a batch at a time: rows are summed as they come, never all held."""
         sql = str(stmt.compile(self.engine, compile_kwargs={"literal_binds": True}))
         with self.engine.connect() as conn:
@@ -315,13 +315,13 @@ class AggregateStore(RunStore):
         cells: dict[CellKey, list[float]] = {}
         counts: dict[tuple[str | None, str, str, str, str, str], int] = {}
         # a few distinct (rubric content, tier, judge) parts: one copy of their strings
-        parts: dict[tuple[str, ...], tuple[str, ...]] = {}
+        parts: dict[tuple[str, ...], tuple[str, str, str, str, str]] = {}
         for batch in self._raw_batches(stmt):
             for row in batch:
                 part = row[1:6]
-                part = parts.setdefault(part, part)
+                rubric_id, version, rubric_hash, tier, judge = parts.setdefault(part, part)
                 n = int(row[6])
-                cells[(row[0], *part)] = [  # type: ignore[index]
+                cells[(row[0], rubric_id, version, rubric_hash, tier, judge)] = [
                     n,
                     int(row[7] or 0),
                     float(row[8] or 0.0),
@@ -331,8 +331,8 @@ class AggregateStore(RunStore):
                     int(row[12] or 0),
                 ]
                 # per combination: the cells' counts with the run replaced by its pack
-                combo = (run_packs.get(row[0]), *part)
-                counts[combo] = counts.get(combo, 0) + n  # type: ignore[index]
+                combo = (run_packs.get(row[0]), rubric_id, version, rubric_hash, tier, judge)
+                counts[combo] = counts.get(combo, 0) + n
         # a judge config's newest grade (what "the judge's current settings" compares)
         with self.engine.connect() as conn:
             newest = dict(
@@ -410,21 +410,18 @@ class AggregateStore(RunStore):
         return n
 
     def verdict_facts(self) -> list[VerdictFact]:
-        """Every binary verdict's columns."""
-        with self.engine.connect() as conn:
-            return [
-                VerdictFact(r[0], r[1], r[2], r[3], r[4], int(r[5] or 0))
-                for r in conn.execute(
-                    select(
-                        VerdictRow.run_id,
-                        VerdictRow.judge_kind,
-                        VerdictRow.judge_model,
-                        VerdictRow.judge_key,
-                        VerdictRow.verdict,
-                        VerdictRow.repeat,
-                    )
-                )
-            ]
+        """Every binary verdict's columns (plain tuples: one per verdict, 50,000 at scale)."""
+        stmt = select(
+            VerdictRow.run_id,
+            VerdictRow.judge_kind,
+            VerdictRow.judge_model,
+            VerdictRow.judge_key,
+            VerdictRow.verdict,
+            VerdictRow.repeat,
+        )
+        return [
+            VerdictFact(r[0], r[1], r[2], r[3], r[4], int(r[5] or 0)) for r in self._raw_rows(stmt)
+        ]
 
     def step_counts(self, run_ids: Sequence[str]) -> dict[str, StepCounts]:
         """Steps, tool calls and errors of the given runs (runs without steps absent)."""

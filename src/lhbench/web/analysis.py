@@ -29,6 +29,7 @@ from collections import defaultdict
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from urllib.parse import urlencode
 
 import numpy as np
@@ -171,6 +172,16 @@ class Analysis:
     grades_used: int
     votes: int
     parse_errors: int
+
+    @cached_property
+    def task_count(self) -> int:
+        """Distinct (pack, task) of the runs (counted once, not on every warm request)."""
+        return len({(r.pack_id, r.task_id) for r in self.runs.values()})
+
+    @cached_property
+    def verdict_count(self) -> int:
+        """Binary verdicts on the runs."""
+        return sum(len(vs) for vs in self.verdicts.values())
 
     def agent(self, label: str) -> AgentRow | None:
         """The row of an agent by its label."""
