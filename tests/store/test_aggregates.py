@@ -3,13 +3,22 @@
 from __future__ import annotations
 
 import threading
+import tracemalloc
 from collections.abc import Callable
 
 import pytest
 
-from lhbench.schema import Artifact, Label, PreferenceVote, RunStatus
+from lhbench.schema import Artifact, GradeStatus, Label, PreferenceVote, RunStatus
 from lhbench.store import Store
-from lhbench.store.aggregates import CELL_GRADES, CELL_SCORED, CELL_TOTAL, CELL_TOTAL_SQ
+from lhbench.store.aggregates import (
+    CELL_ERRORS,
+    CELL_GRADES,
+    CELL_PARSE,
+    CELL_RETRY,
+    CELL_SCORED,
+    CELL_TOTAL,
+    CELL_TOTAL_SQ,
+)
 from tests.factories import make_grade, make_run, make_trajectory
 
 
@@ -126,3 +135,47 @@ def test_concurrent_votes_on_one_comparison_keep_one(store: Store) -> None:
         t.join()
     assert sorted(results) == [False] * (n - 1) + [True]
     assert len(store.list_votes()) == 1
+
+
+def _cell_summary_peak(store: Store, run_id: str, repeats: int) -> tuple[list[float], int]:
+    """One cell of ``repeats`` grades of every status; its summary and the read's peak heap."""
+    store.save_run(make_run(run_id))
+    grades = []
+    for i in range(repeats):
+        kind = i % 5
+        if kind == 0:
+            kw: dict[str, object] = {"status": GradeStatus.PARSE_ERROR, "error": "no JSON"}
+        elif kind == 1:
+            kw = {"status": GradeStatus.ERROR, "error": "HTTP 400", "retryable": False}
+        elif kind == 2:
+            kw = {"status": GradeStatus.ERROR, "error": "HTTP 503", "retryable": True}
+        else:
+            kw = {}
+        scores = () if kw else (1 + i % 5, 3, 5, 2)
+        grades.append(make_grade(run_id, scores=scores, repeat=i, **kw))
+    store.save_grades(grades)
+    store.grade_summary({})  # warm: the statement's compilation is cached
+    tracemalloc.start()
+    try:
+        summary = store.grade_summary({run_id: "pack"})
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    [cell] = [c for k, c in summary.cells.items() if k[0] == run_id]
+    return cell, peak
+
+
+def test_grade_summary_memory_does_not_grow_with_a_cells_grades(store: Store) -> None:
+    """The database sums a cell's grades: the read holds one row per cell, not per grade.
+
+    At 1,000,000 grades the per-grade rows were most of the web server's 1.7 GB.
+    """
+    _, small = _cell_summary_peak(store, "few", 10)
+    cell, big = _cell_summary_peak(store, "many", 2000)
+    assert cell[CELL_GRADES] == 2000 and cell[CELL_SCORED] == 800
+    assert (cell[CELL_PARSE], cell[CELL_ERRORS], cell[CELL_RETRY]) == (400, 400, 400)
+    scores = [0.3 * (1 + i % 5) + 0.25 * 3 + 0.25 * 5 + 0.2 * 2 for i in range(2000) if i % 5 > 2]
+    assert cell[CELL_TOTAL] == pytest.approx(sum(scores))
+    assert cell[CELL_TOTAL_SQ] == pytest.approx(sum(s * s for s in scores))
+    # 2,000 nine-column rows held at once are > 1 MB; one row per cell is a few hundred bytes
+    assert big - small < 200_000, (small, big)

@@ -13,6 +13,7 @@ import statistics
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import TYPE_CHECKING, NamedTuple
 
 from lhbench.schema import Grade, GradeStatus, Rubric, Tier, judge_labels
@@ -101,8 +102,20 @@ def panel_score(
         judge_scores=judge_scores,
         dimension_means=dimension_means or {},
         mean=statistics.fmean(vals),
-        variance=statistics.pvariance(vals) if len(vals) > 1 else 0.0,
+        variance=_pvariance(tuple(sorted(vals))) if len(vals) > 1 else 0.0,
     )
+
+
+@lru_cache(maxsize=65536)
+def _pvariance(vals: tuple[float, ...]) -> float:
+    """``statistics.pvariance``, remembered per set of judge scores.
+
+    pvariance is exact (rational arithmetic, then rounded once), so its result does not
+    depend on the order of the values; it is also slow (≈ 90 µs for three judges, most
+    of the overview's time at 10,000 runs). Judges' scores take few distinct values (means
+    of repeats of weighted level scores), so one store's runs share a few thousand sets.
+    """
+    return statistics.pvariance(vals)
 
 
 def repeat_sd(n: int, total: float, total_sq: float) -> float:

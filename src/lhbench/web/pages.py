@@ -88,7 +88,6 @@ def overview(request: Request, by: str = "", sort: str = "") -> Response:
             "aj": "agent-judge agreement with checks (95% Wilson CI)",
         }.get(metric, "mean panel score (95% bootstrap CI over tasks)")
         chart = forest(chosen, axis=axis, reference=1000.0 if metric == "elo" else None)
-    verdicts = sum(len(vs) for vs in a.verdicts.values())
     return app.render(
         request,
         v,
@@ -102,8 +101,8 @@ def overview(request: Request, by: str = "", sort: str = "") -> Response:
         chart=chart,
         by=",".join(a.by),
         by_param=by,
-        n_tasks=len({(r.pack_id, r.task_id) for r in a.runs.values()}),
-        n_verdicts=verdicts,
+        n_tasks=a.task_count,
+        n_verdicts=a.verdict_count,
         notes=a.excluded.notes(),
         tier_notes=[(k, a.tier_notes.get(k, [])) for k in tiers],
         has_noise=any(r.noise is not None for r in rows),

@@ -1,0 +1,78 @@
+"""The web overview cold and warm in one process, and the collections inside warm requests.
+
+A quick look beside ``bench/scale.py``'s web figures (which serve the app in its own
+process and sign in): the app as served, in-process through starlette's TestClient, on a
+copy of a store that ``bench/scale.py --keep DIR`` built. Five times: a label written
+(the store's version changes), ``/`` once cold and ten times warm. Prints the cold
+maximum (wall and CPU), the warm p50/p95, the cyclic collections that ran inside warm
+requests (count, longest, total) and the process's peak RSS.
+
+    cp DIR/scale-10000.db /tmp/copy.db   # it writes labels
+    LHBENCH_HOME=DIR/home uv run python bench/overview_warm.py sqlite:////tmp/copy.db
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import os
+import resource
+import statistics
+import time
+from typing import Any
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("url", help="a store URL (a copy: labels are written)")
+    ap.add_argument("--run", default="run-000001", help="the run whose label is rewritten")
+    ap.add_argument("--quick", action="store_true", help="accepted for symmetry (one size)")
+    args = ap.parse_args()
+    os.environ["LHBENCH_WEB_PUBLIC_LEADERBOARD"] = "true"
+
+    from fastapi.testclient import TestClient
+
+    from lhbench.schema import Label
+    from lhbench.store import Store
+    from lhbench.web.app import create_app
+
+    store = Store.open(args.url, migrate=False)
+    c = TestClient(create_app(store))
+    assert c.get("/").status_code == 200
+    collections: list[float] = []
+    started = [0.0]
+
+    def timer(phase: str, info: dict[str, Any]) -> None:
+        if phase == "start":
+            started[0] = time.perf_counter()
+        else:
+            collections.append(time.perf_counter() - started[0])
+
+    cold, cold_cpu, warm = [], [], []
+    for k in range(5):
+        store.save_label(Label(run_id=args.run, passed=k % 2 == 0, source="verify:verify.py"))
+        t, cpu = time.perf_counter(), time.process_time()
+        c.get("/")
+        cold.append(time.perf_counter() - t)
+        cold_cpu.append(time.process_time() - cpu)
+        gc.callbacks.append(timer)
+        for _ in range(10):
+            t = time.perf_counter()
+            c.get("/")
+            warm.append(time.perf_counter() - t)
+        gc.callbacks.remove(timer)
+    warm.sort()
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(
+        f"cold max {1000 * max(cold):.0f} ms ({1000 * max(cold_cpu):.0f} ms CPU); "
+        f"warm p50 {1000 * statistics.median(warm):.0f} ms, "
+        f"p95 {1000 * warm[int(0.95 * len(warm)) - 1]:.0f} ms; "
+        f"collections in warm requests {len(collections)}, longest "
+        f"{1000 * max(collections, default=0):.1f} ms, all {1000 * sum(collections):.0f} ms; "
+        f"peak RSS {rss:.0f} MB"
+    )
+    print(f"overview warm p95: {1000 * warm[int(0.95 * len(warm)) - 1]:.0f} ms (target <= 100 ms)")
+
+
+if __name__ == "__main__":
+    main()
