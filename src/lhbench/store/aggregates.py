@@ -21,15 +21,14 @@ from sqlalchemy import Text, and_, case, cast, func, select
 from sqlalchemy.orm import Session
 from sqlalchemy.sql import ClauseElement
 
-from lhbench.schema import JudgeIdentity, StepKind
+from lhbench.schema import JudgeIdentity
 from lhbench.store.base import chunks
-from lhbench.store.runs import RunStore
+from lhbench.store.runs import RunStore, step_counts_select
 from lhbench.store.tables import (
     ChapterGradeRow,
     GradeRow,
     LabelRow,
     RunRow,
-    StepRow,
     StoreVersionRow,
     VerdictRow,
     VoteRow,
@@ -428,20 +427,6 @@ class AggregateStore(RunStore):
         out: dict[str, StepCounts] = {}
         with Session(self.engine) as s:
             for part in chunks(list(run_ids)):
-                for run_id, steps, tools, errors in s.execute(
-                    select(
-                        StepRow.run_id,
-                        func.count(),
-                        func.sum(case((StepRow.kind == StepKind.TOOL_CALL.value, 1), else_=0)),
-                        func.sum(
-                            case(
-                                ((StepRow.kind == StepKind.ERROR.value) | StepRow.is_error, 1),
-                                else_=0,
-                            )
-                        ),
-                    )
-                    .where(StepRow.run_id.in_(part))
-                    .group_by(StepRow.run_id)
-                ):
+                for run_id, steps, tools, errors in s.execute(step_counts_select(part)):
                     out[run_id] = StepCounts(int(steps), int(tools or 0), int(errors or 0))
         return out

@@ -43,6 +43,20 @@ from lhbench.store.tables import (
 __all__ = ["RunStore", "RunSummary", "group_key", "group_runs"]
 
 
+def step_counts_select(run_ids: Sequence[str]) -> Any:
+    """Per run among ``run_ids``: (run id, steps, tool calls, errors), counted in the database."""
+    return (
+        select(
+            StepRow.run_id,
+            func.count(),
+            func.sum(case((StepRow.kind == StepKind.TOOL_CALL.value, 1), else_=0)),
+            func.sum(case(((StepRow.kind == StepKind.ERROR.value) | StepRow.is_error, 1), else_=0)),
+        )
+        .where(StepRow.run_id.in_(run_ids))
+        .group_by(StepRow.run_id)
+    )
+
+
 @dataclass(frozen=True)
 class RunSummary:
     """A run with the counts a listing shows."""
@@ -204,21 +218,7 @@ class RunStore(StoreBase):
                 ids = [r.id for r in rows]
                 counts = {
                     run_id: (int(n or 0), int(tools or 0), int(errors or 0))
-                    for run_id, n, tools, errors in s.execute(
-                        select(
-                            StepRow.run_id,
-                            func.count(),
-                            func.sum(case((StepRow.kind == StepKind.TOOL_CALL.value, 1), else_=0)),
-                            func.sum(
-                                case(
-                                    ((StepRow.kind == StepKind.ERROR.value) | StepRow.is_error, 1),
-                                    else_=0,
-                                )
-                            ),
-                        )
-                        .where(StepRow.run_id.in_(ids))
-                        .group_by(StepRow.run_id)
-                    )
+                    for run_id, n, tools, errors in s.execute(step_counts_select(ids))
                 }
                 passed: dict[str, bool] = {}
                 for run_id, ok in s.execute(
