@@ -1,4 +1,4 @@
-"""The ``lhbench`` command line (thin over ``lhbench.jobs`` and ``lhbench.reporting``)."""
+"""The ``lhbench`` command line: parses flags, calls ``lhbench.api`` (or ``lhbench.reporting``)."""
 
 from lhbench.cli.app import app, main
 
