@@ -105,6 +105,20 @@ def shell(tmp_path: Path, *commands: str) -> tuple[list[str], RunOutcome]:
     return seen, out
 
 
+def survivors(marker: str, within: float = 5.0) -> list[int]:
+    """Host processes with ``marker`` still there ``within`` seconds after a kill.
+
+    The kernel tears a killed sandbox's PID namespace down after its launcher has been
+    reaped: on a loaded machine its last processes can take a moment to go. A process
+    that escaped the kill is still there when the time is up (the tests' sleepers sleep
+    for minutes).
+    """
+    deadline = time.monotonic() + within
+    while (left := processes_with(marker)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return left
+
+
 def processes_with(marker: str) -> list[int]:
     """Host processes whose command line contains ``marker``."""
     found = []

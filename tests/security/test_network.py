@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import ClassVar
 
 from lhbench.sandbox import Endpoint, Limits, get_sandbox, policy_for, run_sandboxed_sync
-from tests.security.helpers import bounded, processes_with
+from tests.security.helpers import bounded, survivors
 
 
 class _Hello(BaseHTTPRequestHandler):
@@ -107,7 +107,7 @@ def test_wall_time_kills_the_whole_group(tmp_path: Path) -> None:
     policy = policy_for(tmp_path, limits=Limits(wall_s=2, cpu_s=10))
     with bounded(30):
         res = run_sandboxed_sync(get_sandbox(), [sys.executable, "-c", code], policy)
-    assert res.timed_out and processes_with(marker) == []
+    assert res.timed_out and survivors(marker) == []
 
 
 def test_cpu_time_limit(tmp_path: Path) -> None:

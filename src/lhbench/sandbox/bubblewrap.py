@@ -90,19 +90,20 @@ def stage(c):
     ok(libc.mount(b"tmpfs", top.encode(), b"tmpfs", 2 | 4, b"mode=0755,size=64k"), "stage tmpfs")
     userns = -1
     r, w = os.pipe()
+    ready_r, ready_w = os.pipe()
     pid = os.fork()
     if pid == 0:
         os.close(w)
+        os.close(ready_r)
         libc.unshare(0x10000000)
+        os.write(ready_w, b"x")  # its user namespace exists now (however loaded the host)
         os.read(r, 1)
         os._exit(0)
     os.close(r)
+    os.close(ready_w)
     try:
-        me = os.readlink("/proc/self/ns/user")
-        for _ in range(5000):
-            if os.readlink("/proc/%d/ns/user" % pid) != me:
-                break
-            os.sched_yield()
+        os.read(ready_r, 1)
+        os.close(ready_r)
         for f in ("uid_map", "gid_map"):
             with open("/proc/%d/%s" % (pid, f), "w") as m:
                 m.write("0 %d 1\\n" % uid)
