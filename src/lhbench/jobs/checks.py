@@ -167,6 +167,19 @@ async def _sandboxed_check(
     return check.label(run, res.passed, res.detail, None)
 
 
+def _ground_truth_digest(
+    pack: LoadedPack, task: Task, gt: Path, rubric_id: str, checks_version: str
+) -> str:
+    """A ground-truth check's hash: the task, its ground truth, the checks' rubric, version."""
+    from lhbench.packs import hash_tree
+
+    rubric = next((r.content_hash for r in pack.pack.rubrics if r.id == rubric_id), "")
+    tree = hash_tree(gt) if gt.is_dir() else ""
+    return hashlib.sha256(
+        "|".join([task.content_hash, tree, rubric, checks_version]).encode()
+    ).hexdigest()
+
+
 class VerifyScript:
     """The task's verify script (``environment.verify``, default ``verify.py``)."""
 
@@ -292,7 +305,6 @@ class FigmaChecks:
     def plan(self, pack: LoadedPack, task: Task) -> list[Check]:
         """One check, for a figma-to-code task whose ground truth has a manifest."""
         from lhbench.envs.figma import CHECKS_VERSION
-        from lhbench.packs import hash_tree
         from lhbench.schema import EnvironmentKind
 
         if (
@@ -304,10 +316,7 @@ class FigmaChecks:
         gt = pack.directory / "ground_truth" / task.ground_truth[0]
         if not (gt / "manifest.json").is_file():
             return []
-        rubric = next((r.content_hash for r in pack.pack.rubrics if r.id == "figma-checks"), "")
-        digest = hashlib.sha256(
-            "|".join([task.content_hash, hash_tree(gt), rubric, CHECKS_VERSION]).encode()
-        ).hexdigest()
+        digest = _ground_truth_digest(pack, task, gt, "figma-checks", CHECKS_VERSION)
         return [Check(gt, f"figma:{task.id}/{task.ground_truth[0]}", digest, self.name)]
 
     async def run(self, check: Check, run: Run, state: RunState, ctx: CheckContext) -> Label:
@@ -379,18 +388,12 @@ class ContentChecks:
     def plan(self, pack: LoadedPack, task: Task) -> list[Check]:
         """One check, for a programmatic-content task of a pack on disk."""
         from lhbench.envs.content.checks import CHECKS_VERSION
-        from lhbench.packs import hash_tree
         from lhbench.schema import EnvironmentKind
 
         if _task_kind(pack, task) != EnvironmentKind.PROGRAMMATIC_CONTENT or pack.directory is None:
             return []
         gt = pack.directory / "ground_truth"
-        rubric = next((r.content_hash for r in pack.pack.rubrics if r.id == "content-checks"), "")
-        digest = hashlib.sha256(
-            "|".join(
-                [task.content_hash, hash_tree(gt) if gt.is_dir() else "", rubric, CHECKS_VERSION]
-            ).encode()
-        ).hexdigest()
+        digest = _ground_truth_digest(pack, task, gt, "content-checks", CHECKS_VERSION)
         return [Check(pack.directory, f"content:{task.id}", digest, self.name)]
 
     async def run(self, check: Check, run: Run, state: RunState, ctx: CheckContext) -> Label:
