@@ -21,7 +21,7 @@ from typing import Any, Literal
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from lhbench.schema import Grade, GradeStatus, Scale, judge_labels
+from lhbench.schema import GradeLike, GradeStatus, Scale, judge_labels
 
 __all__ = [
     "PanelAgreement",
@@ -220,7 +220,7 @@ def normalised_score(score: int, scale: Scale) -> float:
 
 
 def panel_agreement(
-    grades: Iterable[Grade],
+    grades: Iterable[GradeLike],
     *,
     levels: Sequence[float],
     weights: Weights = "quadratic",
