@@ -459,6 +459,10 @@ class AggregateStore(RunStore):
         ).order_by(GradeRow.created_at, GradeRow.id)
         parts: dict[tuple[str, ...], tuple[str, ...]] = {}
         scores: dict[tuple[ScoreFact, ...], tuple[ScoreFact, ...]] = {}
+        # score lists as stored (with their evidence): a panel repeats a few, so most rows
+        # are a lookup; bounded, as a store whose every grade has its own evidence repeats none
+        texts: dict[str, tuple[ScoreFact, ...]] = {}
+        run_ids: dict[str, str] = {}  # one copy of each run id for its grades
         known = dict(judges)
         for batch in self._raw_batches(stmt):
             for row in batch:
@@ -467,12 +471,19 @@ class AggregateStore(RunStore):
                 judge = known.get(row[5])
                 if judge is None:
                     judge = known[row[5]] = JudgeFact(row[5], row[5])
-                listed = tuple(
-                    ScoreFact(s["dimension_id"], _scale(s["scale"]), s.get("score"))
-                    for s in (orjson.loads(row[10]) if row[10] else ())
-                )
+                text = row[10] or "[]"
+                listed = texts.get(text)
+                if listed is None:
+                    decoded = tuple(
+                        ScoreFact(s["dimension_id"], _scale(s["scale"]), s.get("score"))
+                        for s in orjson.loads(text)
+                    )
+                    listed = scores.setdefault(decoded, decoded)
+                    if len(texts) >= 10_000:
+                        texts.clear()
+                    texts[text] = listed
                 yield GradeFact(
-                    run_id=row[0],
+                    run_id=run_ids.setdefault(row[0], row[0]),
                     rubric_id=rubric_id,
                     rubric_version=version,
                     rubric_hash=rubric_hash,
@@ -482,7 +493,7 @@ class AggregateStore(RunStore):
                     retryable=bool(row[7]),
                     tier_score=None if row[8] is None else float(row[8]),
                     repeat=int(row[9] or 0),
-                    scores=scores.setdefault(listed, listed),
+                    scores=listed,
                 )
 
     def judge_last_graded(self, excluding: Sequence[str] = ()) -> dict[str, datetime]:
