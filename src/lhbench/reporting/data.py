@@ -613,7 +613,7 @@ class ReportData:
         for _pack_id, _version, content_hash in store.list_pack_versions():
             rubrics.extend(store.get_pack(content_hash).rubrics)
         task_hashes = {(pack_id, t.id): t.content_hash for pack_id, t in tasks}
-        runs = store.list_runs()
+        runs = list(store.iter_runs())
         by_id = {r.id: r for r in runs}
         labels, stale_labels = [], 0
         for lab in store.list_labels():
