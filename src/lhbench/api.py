@@ -674,7 +674,9 @@ class Report:
     ``table(slug)`` gives one table as a list of dicts (column -> value), ready for
     ``pandas.DataFrame``; ``files`` is where it was written, when ``out`` was given;
     ``notes`` say which judgements were left out (stale ones) and why. The sections are
-    computed when first asked for (writing the files computes its own).
+    computed when first asked for (writing the files computes its own). ``data`` holds
+    the grades as facts (``data.grade_facts``: columns and dimension scores), not
+    ``Grade`` documents (``data.grades`` is empty): a team's store has a million.
     """
 
     def __init__(
