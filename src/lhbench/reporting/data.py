@@ -35,7 +35,7 @@ from lhbench.schema import (
     Verdict,
 )
 from lhbench.stats import PanelAgreement
-from lhbench.store import GradeFact, JudgeFact, ScoreFact, Store, group_key
+from lhbench.store import GradeFact, JudgeName, ScoreFact, Store, group_key
 
 __all__ = [
     "Exclusions",
@@ -322,7 +322,7 @@ def current_grades(
     return keep, ex
 
 
-def grade_fact(grade: Grade, judge: JudgeFact | None = None) -> GradeFact:
+def grade_fact(grade: Grade, judge: JudgeName | None = None) -> GradeFact:
     """A grade's lean facts (what the report's figures read), its judge's key computed once."""
     return GradeFact(
         run_id=grade.run_id,
@@ -330,7 +330,7 @@ def grade_fact(grade: Grade, judge: JudgeFact | None = None) -> GradeFact:
         rubric_version=grade.rubric_version,
         rubric_hash=grade.rubric_hash,
         tier=grade.tier,
-        judge=judge or JudgeFact(grade.judge.key, grade.judge.label),
+        judge=judge or JudgeName(grade.judge.key, grade.judge.label),
         status=grade.status,
         retryable=grade.retryable,
         tier_score=grade.tier_score,
@@ -347,7 +347,7 @@ class _Combo:
     rubric_id: str
     rubric_version: str
     rubric_hash: str
-    judge: JudgeFact
+    judge: JudgeName
     created_at: datetime  # the judge config's newest grade anywhere
 
 
@@ -642,7 +642,7 @@ class ReportData:
         data.failed_votes = [v for v in all_votes if v.status != "ok"]
         ok_votes = [v for v in all_votes if v.status == "ok"]
         if lean:
-            judges = {k: JudgeFact(k, ident.label) for k, ident in store.judge_identities().items()}
+            judges = {k: JudgeName(k, ident.label) for k, ident in store.judge_identities().items()}
             all_facts = keep(store.grade_facts(judges))
             data.all_lean_grades = all_facts
             data.lean_grades = all_facts
@@ -691,14 +691,14 @@ class ReportData:
     def _facts(self) -> tuple[list[GradeFact], list[GradeFact]]:
         if self.lean_grades is not None:
             return self.lean_grades, self.all_lean_grades or []
-        judges: dict[int, JudgeFact] = {}
+        judges: dict[int, JudgeName] = {}
         facts: dict[int, GradeFact] = {}
         for g in (*self.all_grades, *self.grades):
             if id(g) not in facts:
                 # a judge's key is a hash of its settings: computed once per identity object
                 judge = judges.get(id(g.judge))
                 if judge is None:
-                    judge = judges[id(g.judge)] = JudgeFact(g.judge.key, g.judge.label)
+                    judge = judges[id(g.judge)] = JudgeName(g.judge.key, g.judge.label)
                 facts[id(g)] = grade_fact(g, judge)
         return [facts[id(g)] for g in self.grades], [facts[id(g)] for g in self.all_grades]
 

@@ -47,7 +47,7 @@ __all__ = [
     "GradeCombo",
     "GradeFact",
     "GradeSummary",
-    "JudgeFact",
+    "JudgeName",
     "LabelFact",
     "RunFact",
     "ScoreFact",
@@ -434,7 +434,7 @@ class AggregateStore(RunStore):
                     out[run_id] = StepCounts(int(steps), int(tools or 0), int(errors or 0))
         return out
 
-    def grade_facts(self, judges: Mapping[str, JudgeFact]) -> Iterator[GradeFact]:
+    def grade_facts(self, judges: Mapping[str, JudgeName]) -> Iterator[GradeFact]:
         """Every grade's columns and dimension scores, oldest first, without its document.
 
         ``judges`` maps judge config hashes to their facts (:meth:`judge_identities`; a
@@ -470,7 +470,7 @@ class AggregateStore(RunStore):
                 rubric_id, version, rubric_hash, tier, status = parts.setdefault(part, part)
                 judge = known.get(row[5])
                 if judge is None:
-                    judge = known[row[5]] = JudgeFact(row[5], row[5])
+                    judge = known[row[5]] = JudgeName(row[5], row[5])
                 text = row[10] or "[]"
                 listed = texts.get(text)
                 if listed is None:
@@ -527,7 +527,7 @@ def _status(value: str) -> GradeStatus:
     return GradeStatus(value)
 
 
-class JudgeFact(NamedTuple):
+class JudgeName(NamedTuple):
     """A judge config's hash and the name reports give it (see :class:`JudgeIdentity`)."""
 
     key: str
@@ -554,7 +554,7 @@ class GradeFact:
     rubric_version: str
     rubric_hash: str
     tier: TierKind
-    judge: JudgeFact
+    judge: JudgeName
     status: GradeStatus
     retryable: bool
     tier_score: float | None
