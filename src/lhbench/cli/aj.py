@@ -31,18 +31,20 @@ aj_app = typer.Typer(help="Agent-as-a-Judge: replay, judge, score.", no_args_is_
 
 def meta_tables(store: Store) -> dict[str, Any]:
     """The AJ-Bench tables from stored verdicts and labels."""
-    from lhbench.reporting import ReportData, aj_section
+    from lhbench.reporting.aj import aj_section
     from lhbench.reporting.aj_breakdown import aj_breakdown_section
-    from lhbench.reporting.recorded import recorded_agreement_table
+    from lhbench.reporting.aj_data import AjData
+    from lhbench.reporting.recorded import recorded_agreement_table, recorded_outcomes
 
-    data = ReportData.from_store(store, graded=False)  # the AJ tables read no grade or vote
+    data = AjData.from_store(store)  # columns only: no run, grade or vote model
     sec = aj_section(data)
     # the per-domain, failure-mode and turn-budget tables follow AJ-Bench's main ones
     more = aj_breakdown_section(data).tables
     # imported runs' recorded outcomes (MCPMark's) against lhbench's labels
-    recorded = recorded_agreement_table(store.list_runs(), store.list_labels())
-    if recorded is not None:
-        more.append(recorded)
+    if recorded := recorded_outcomes(store):
+        table = recorded_agreement_table(recorded, store.label_facts())
+        if table is not None:
+            more.append(table)
     return {
         "empty": sec.empty,
         "tables": [
@@ -155,7 +157,7 @@ def aj_run(
 
 def _failure_modes(store: Store) -> dict[str, int]:
     # how many wrong agent verdicts of each failure mode (a stored tag wins over the rule)
-    from lhbench.jobs.verdicts import verdict_failure_modes
+    from lhbench.stats.aj_modes import verdict_failure_modes
 
     counts: dict[str, int] = {}
     for mode, _stored in verdict_failure_modes(store).values():
