@@ -155,12 +155,16 @@ def aj_section(data: ReportData | AjData, *, confidence: float = 0.95) -> Sectio
     subs = sorted({s for _, _, s in item_rows})
     cfg = judge_configs([v for v, _, _ in item_rows])
     configs = sorted({cfg(v) for v, _, _ in item_rows})
+    # each configuration's units, in their order (one pass, not one per table cell)
+    rows_of: dict[tuple[str, str, str], list[tuple[VerdictDetail, bool, str]]] = defaultdict(list)
+    for row in rows:
+        rows_of[cfg(row[0])].append(row)
 
     def f1_by_repeat(config: tuple[str, str, str], sub: str | None) -> dict[int, float]:
         """Repeat number -> F1 (NaN when undefined: no PASS among labels or verdicts)."""
         by_repeat: dict[int, tuple[list[bool], list[bool]]] = defaultdict(lambda: ([], []))
-        for v, label, s in rows:
-            if cfg(v) != config or (sub is not None and s != sub):
+        for v, label, s in rows_of.get(config, ()):
+            if sub is not None and s != sub:
                 continue
             by_repeat[v.repeat][0].append(label)
             by_repeat[v.repeat][1].append(v.verdict == "PASS")
@@ -230,7 +234,7 @@ def aj_section(data: ReportData | AjData, *, confidence: float = 0.95) -> Sectio
             else (math.nan, math.nan)
         )
         pooled = f1_by_repeat(config, None)
-        n = sum(1 for v, _, _ in rows if cfg(v) == config)
+        n = len(rows_of.get(config, ()))
         main.rows.append(
             [
                 model,
@@ -296,7 +300,7 @@ def aj_section(data: ReportData | AjData, *, confidence: float = 0.95) -> Sectio
     )
     for config in configs:
         model, kind, setting = config
-        mine = [(lab, v.verdict == "PASS", s) for v, lab, s in rows if cfg(v) == config]
+        mine = [(lab, v.verdict == "PASS", s) for v, lab, s in rows_of.get(config, ())]
         if not mine:
             continue
         metrics = {

@@ -12,12 +12,14 @@ The label precedence and staleness rules are the report's own (:func:`outcome_la
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from lhbench.reporting.data import ReportData, label_is_stale, outcome_labels
 from lhbench.schema import FailureKind, Run, Task, Verdict
+from lhbench.stats.aj_modes import VerdictReads
 from lhbench.store import JudgeFact, Store, VerdictDetail
 
 __all__ = ["AjData", "AjRun", "AjTask", "aj_data", "answer_of", "verdict_detail"]
@@ -112,7 +114,12 @@ class AjData:
 
     @classmethod
     def from_store(
-        cls, store: Store, *, include_stale: bool = False, check_packs: bool = True
+        cls,
+        store: Store,
+        *,
+        include_stale: bool = False,
+        check_packs: bool = True,
+        reads: VerdictReads | None = None,
     ) -> AjData:
         """Read what the tables need, lean: columns and a few documents, no run models.
 
@@ -121,6 +128,7 @@ class AjData:
             include_stale: Keep labels made by a check of a task whose content changed.
             check_packs: First re-register packs whose directory changed, as the report
                 does (:func:`lhbench.jobs.packs.refresh_packs`).
+            reads: The runs', labels' and verdicts' columns, when already read.
         """
         if check_packs:
             from lhbench.jobs.packs import refresh_packs
@@ -133,7 +141,8 @@ class AjData:
                 tasks[(pack_id, t.id)] = AjTask.of(t)
                 task_hashes[(pack_id, t.id)] = t.content_hash
         infra = FailureKind.INFRASTRUCTURE.value
-        places = store.run_places()
+        reads = reads or VerdictReads.of(store)
+        places = reads.places
         answers = store.run_metadata_having("answer")
         runs = {
             rid: AjRun(pack_id, task_id, answer_of(pack_id, task_id, answers.get(rid, {})))
@@ -142,7 +151,7 @@ class AjData:
         }
         dropped = {rid for rid, *_, failure_kind in places if failure_kind == infra}
         kept = []
-        for lab in store.label_facts():
+        for lab in reads.labels:
             if lab.run_id in dropped:
                 continue
             run = runs.get(lab.run_id)
@@ -152,13 +161,26 @@ class AjData:
             kept.append(lab)
         outcomes = {rid: bool(lab.passed) for rid, lab in outcome_labels(kept).items()}
         return cls(
-            verdicts=[v for v in store.verdict_details() if v.run_id not in dropped],
+            verdicts=[v for v in reads.verdicts if v.run_id not in dropped],
             runs=runs,
             outcomes=outcomes,
             tasks=tasks,
         )
 
 
+# the report and the web page call both AJ sections on one report data: taken once
+_last: tuple[weakref.ref[ReportData], tuple[int, ...], AjData] | None = None
+
+
 def aj_data(data: ReportData | AjData) -> AjData:
-    """The tables' input from either kind of data."""
-    return data if isinstance(data, AjData) else AjData.from_report(data)
+    """The tables' input from either kind of data (the last report data's, kept while it lives)."""
+    global _last
+    if isinstance(data, AjData):
+        return data
+    # the same object with the same lists: report data is not changed once sections read it
+    shape = (id(data.verdicts), len(data.verdicts), id(data.runs), len(data.runs), id(data.labels))
+    if _last is not None and _last[0]() is data and _last[1] == shape:
+        return _last[2]
+    out = AjData.from_report(data)
+    _last = (weakref.ref(data), shape, out)
+    return out

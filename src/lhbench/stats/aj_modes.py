@@ -7,15 +7,16 @@ final state. (c) misread tool output and (d) wrong reasoning need a reviewer.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 from lhbench._gc import collector_paused
 from lhbench.schema import EnvironmentKind, JudgeKind
 
 if TYPE_CHECKING:
-    from lhbench.store import Store
+    from lhbench.store import LabelFact, Store, VerdictDetail
 
-__all__ = ["JUDGE_STATE_TOOLS", "failure_mode", "verdict_failure_modes"]
+__all__ = ["JUDGE_STATE_TOOLS", "VerdictReads", "failure_mode", "verdict_failure_modes"]
 
 
 class _JudgeLike(Protocol):
@@ -68,30 +69,50 @@ def failure_mode(verdict: _VerdictLike, label: bool, kind: str | None) -> str | 
     return None
 
 
+@dataclass(frozen=True)
+class VerdictReads:
+    """One read of the columns the Agent-as-a-Judge figures need, shared by its consumers.
+
+    ``lhbench aj score`` makes its tables and counts its failure modes from one read of
+    every run's place, label outcome and verdict (a team's store: 100,000 of each).
+    """
+
+    places: list[tuple[str, str, str, str, str | None]]
+    labels: list[LabelFact]
+    verdicts: list[VerdictDetail]
+
+    @classmethod
+    @collector_paused()  # hundreds of thousands of small long-lived objects
+    def of(cls, store: Store) -> VerdictReads:
+        """Read them from ``store``."""
+        return cls(store.run_places(), store.label_facts(), store.verdict_details())
+
+
 @collector_paused()  # a team's store: every run's place, label and agent verdict
 def verdict_failure_modes(
-    store: Store, *, pack_id: str | None = None
+    store: Store, *, pack_id: str | None = None, reads: VerdictReads | None = None
 ) -> dict[str, tuple[str, bool]]:
     """Each wrong agent verdict's failure mode: verdict id -> (mode, whether it is stored).
 
     A stored tag (a reviewer's, or an earlier rule's) wins; otherwise AJ-Bench's rule
     (:func:`failure_mode`) decides (a) or (b) where it can tell, from the run's label and
     its task's environment (the task's own, or its pack's). Read lean: runs' columns,
-    labels' outcomes and verdicts' fields, no run or verdict document.
+    labels' outcomes and verdicts' fields (``reads``, when already made), no run document.
     """
     from lhbench.errors import StoreError
 
-    labels = {lab.run_id: lab.passed for lab in store.label_facts() if lab.passed is not None}
+    reads = reads or VerdictReads.of(store)
+    labels = {lab.run_id: lab.passed for lab in reads.labels if lab.passed is not None}
     runs = {
         rid: (pack_hash, task_id)
-        for rid, pid, task_id, pack_hash, _kind in store.run_places()
+        for rid, pid, task_id, pack_hash, _kind in reads.places
         if pack_id is None or pid == pack_id
     }
     kinds: dict[tuple[str, str], EnvironmentKind] = {}
     # a pack's environment, read once per pack (not once per task: a pack is a whole document)
     pack_kinds: dict[str, EnvironmentKind] = {}
     out: dict[str, tuple[str, bool]] = {}
-    for v in store.verdict_details():
+    for v in reads.verdicts:
         if v.judge.kind != JudgeKind.AGENT:
             continue
         where = runs.get(v.run_id)
