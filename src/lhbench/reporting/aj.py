@@ -54,17 +54,19 @@ def judge_configs(
         for mk, by_key in seen.items()
     }
 
-    memo: dict[int, tuple[str, str, str]] = {}
+    # one judge config hash is one model, kind and settings: worked out once per judge
+    memo: dict[str, tuple[str, str, str]] = {}
 
     def config(v: VerdictDetail) -> tuple[str, str, str]:
-        if id(v) not in memo:
+        got = memo.get(v.judge.key)
+        if got is None:
             mk = _mk(v)
             shown = ", ".join(
                 f"{k}={_show(v.judge.settings[k]) if k in v.judge.settings else '(not set)'}"
                 for k in keys.get(mk, [])
             )
-            memo[id(v)] = (*mk, shown)
-        return memo[id(v)]
+            got = memo[v.judge.key] = (*mk, shown)
+        return got
 
     return config
 

@@ -15,6 +15,7 @@ import math
 import re
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -111,12 +112,23 @@ def aj_breakdown_section(data: ReportData | AjData, *, confidence: float = 0.95)
 
     judge_config = judge_configs([v for v, *_ in rows])
 
-    def config(v: VerdictDetail) -> tuple[str, str, int, str]:
-        budget_ = int(v.judge.settings.get("tool_budget", 0))
-        return v.judge.model, v.judge.kind.value, budget_, judge_config(v)[2]
+    memo: dict[str, tuple[str, str, int, str]] = {}
 
-    for model, kind, budget_, setting in sorted({config(v) for v, *_ in rows}):
-        mine = [r for r in rows if config(r[0]) == (model, kind, budget_, setting)]
+    def config(v: VerdictDetail) -> tuple[str, str, int, str]:
+        # one judge config hash is one model, kind and settings: worked out once per judge
+        got = memo.get(v.judge.key)
+        if got is None:
+            budget_ = int(v.judge.settings.get("tool_budget", 0))
+            got = v.judge.model, v.judge.kind.value, budget_, judge_config(v)[2]
+            memo[v.judge.key] = got
+        return got
+
+    # each configuration's units, in their order (one pass, not one per configuration)
+    rows_of: dict[tuple[str, str, int, str], list[tuple[Any, ...]]] = defaultdict(list)
+    for r in rows:
+        rows_of[config(r[0])].append(r)
+    for model, kind, budget_, setting in sorted(rows_of):
+        mine = rows_of[(model, kind, budget_, setting)]
         for domain in sorted({r[2] for r in mine}):
             in_domain = [r for r in mine if r[2] == domain]
             groups = [

@@ -515,12 +515,18 @@ def _json_text(text: str | None) -> Any:
     return None if text is None else orjson.loads(text)
 
 
+@lru_cache(maxsize=4096)
+def _judge_fact(kind: str, model: str, key: str, settings: str | None) -> JudgeFact:
+    # a few judges in a store: one fact each, shared by their verdicts
+    return JudgeFact(model, JudgeKind(kind), key, _json_text(settings) or {})
+
+
 def _detail(row: Sequence[Any]) -> VerdictDetail:
     vid, run_id, kind, model, key, verdict, repeat, settings, mode, calls, tools = row
     return VerdictDetail(
         vid,
         run_id,
-        JudgeFact(model, JudgeKind(kind), key, _json_text(settings) or {}),
+        _judge_fact(kind, model, key, settings),
         verdict,
         int(repeat or 0),
         mode,
