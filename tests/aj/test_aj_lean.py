@@ -182,3 +182,22 @@ def test_aj_score_builds_no_run_label_or_verdict_model(
     assert got.output == want.output
     tables = json.loads(got.output)["tables"]
     assert {"aj_f1", "aj_domains", "recorded_vs_labels"} <= {t["slug"] for t in tables}
+
+
+def test_report_data_is_converted_once_for_both_sections_and_let_go(tmp_path: Path) -> None:
+    import gc
+    import weakref
+
+    from lhbench.reporting import aj_data
+
+    with Store.open(f"sqlite:///{tmp_path / 's.db'}") as store:
+        generate(store, tmp_path / "home")
+        data = ReportData.from_store(store, graded=False)
+    first = aj_data.aj_data(data)
+    assert aj_data.aj_data(data) is first  # the breakdown reuses the main section's
+    data.verdicts = data.verdicts[:10]  # another list: taken again
+    assert len(aj_data.aj_data(data).verdicts) == 10
+    held = weakref.ref(aj_data.aj_data(data))
+    del data, first
+    gc.collect()
+    assert held() is None

@@ -182,5 +182,12 @@ def aj_data(data: ReportData | AjData) -> AjData:
     if _last is not None and _last[0]() is data and _last[1] == shape:
         return _last[2]
     out = AjData.from_report(data)
-    _last = (weakref.ref(data), shape, out)
+    _last = (weakref.ref(data, _forget), shape, out)
     return out
+
+
+def _forget(ref: weakref.ref[ReportData]) -> None:
+    # the report data is gone: so is what was taken from it (a web server lives on)
+    global _last
+    if _last is not None and _last[0] is ref:
+        _last = None
