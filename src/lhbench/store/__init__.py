@@ -5,9 +5,11 @@ from lhbench.store.aggregates import (
     CellKey,
     GradeCombo,
     GradeSummary,
+    JudgeFact,
     LabelFact,
     RunFact,
     StepCounts,
+    VerdictDetail,
     VerdictFact,
 )
 from lhbench.store.annotations import AnnotationVersion, StaleVersionError
@@ -25,6 +27,7 @@ __all__ = [
     "ComparisonRecord",
     "GradeCombo",
     "GradeSummary",
+    "JudgeFact",
     "LabelFact",
     "ResultState",
     "RunFact",
@@ -34,6 +37,7 @@ __all__ = [
     "StepCounts",
     "Store",
     "UserRecord",
+    "VerdictDetail",
     "VerdictFact",
     "VoteColumns",
     "current_revision",
