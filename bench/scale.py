@@ -109,7 +109,7 @@ GOALS = {
     "run page (5,000 steps) p95": ("ms", 300.0),
     "runs list --json": ("s", None),
     "runs list --json first byte": ("s", None),
-    "aj score": ("s", None),
+    "aj score": ("s", 10.0),
     "grade job": ("s", 30.0),
 }
 

@@ -21,7 +21,7 @@ from sqlalchemy import Text, and_, case, cast, func, select
 from sqlalchemy.orm import Session
 from sqlalchemy.sql import ClauseElement
 
-from lhbench.schema import GradeStatus, JudgeIdentity, Scale, TierKind
+from lhbench.schema import GradeStatus, JudgeIdentity, JudgeKind, Scale, TierKind
 from lhbench.store.base import chunks
 from lhbench.store.runs import RunStore, step_counts_select
 from lhbench.store.tables import (
@@ -47,11 +47,13 @@ __all__ = [
     "GradeCombo",
     "GradeFact",
     "GradeSummary",
+    "JudgeFact",
     "JudgeName",
     "LabelFact",
     "RunFact",
     "ScoreFact",
     "StepCounts",
+    "VerdictDetail",
     "VerdictFact",
 ]
 
@@ -434,6 +436,57 @@ class AggregateStore(RunStore):
                     out[run_id] = StepCounts(int(steps), int(tools or 0), int(errors or 0))
         return out
 
+    def run_places(self) -> list[tuple[str, str, str, str, str | None]]:
+        """Every run's (id, pack id, task id, pack content hash, failure kind), by id."""
+        stmt = select(
+            RunRow.id, RunRow.pack_id, RunRow.task_id, RunRow.pack_hash, RunRow.failure_kind
+        ).order_by(RunRow.id)
+        return [(r[0], r[1], r[2], r[3], r[4]) for r in self._raw_rows(stmt)]
+
+    def run_metadata_having(self, key: str) -> dict[str, dict[str, Any]]:
+        """Run id -> metadata, for the runs whose metadata has ``key`` at its top level, by id.
+
+        The database keeps the runs whose metadata text names the key (a superset, on
+        either backend's JSON text); only those documents are decoded.
+        """
+        text = cast(RunRow.metadata_, Text)
+        needle = orjson.dumps(key).decode()
+        stmt = (
+            select(RunRow.id, text)
+            .where(text.contains(needle, autoescape=True))
+            .order_by(RunRow.id)
+        )
+        out: dict[str, dict[str, Any]] = {}
+        with self.engine.connect() as conn:
+            for run_id, doc in conn.execute(stmt):
+                meta = orjson.loads(doc) if doc else None
+                if isinstance(meta, dict) and key in meta:
+                    out[run_id] = meta
+        return out
+
+    def verdict_details(self) -> list[VerdictDetail]:
+        """Every verdict's fields the Agent-as-a-Judge tables read, oldest first.
+
+        The database extracts the few document fields (judge settings, failure-mode tag,
+        tools used), so no raw output or evidence is read or parsed.
+        """
+        doc = VerdictRow.document
+        stmt = select(
+            VerdictRow.id,
+            VerdictRow.run_id,
+            VerdictRow.judge_kind,
+            VerdictRow.judge_model,
+            VerdictRow.judge_key,
+            VerdictRow.verdict,
+            VerdictRow.repeat,
+            cast(doc[("judge", "settings")], Text),
+            doc["failure_mode"].as_string(),
+            doc["tool_calls"].as_integer(),
+            cast(doc["tools_used"], Text),
+        ).order_by(VerdictRow.created_at, VerdictRow.id)
+        with self.engine.connect() as conn:
+            return [_detail(r) for r in conn.execute(stmt)]
+
     def grade_facts(self, judges: Mapping[str, JudgeName]) -> Iterator[GradeFact]:
         """Every grade's columns and dimension scores, oldest first, without its document.
 
@@ -510,6 +563,56 @@ class AggregateStore(RunStore):
         with self.engine.connect() as conn:
             rows = conn.execute(stmt).all()
         return {key: _as_datetime(at) for key, at in rows}
+
+
+@dataclass(frozen=True, slots=True)
+class JudgeFact:
+    """The parts of a judge's identity the Agent-as-a-Judge tables group by."""
+
+    model: str
+    kind: JudgeKind
+    key: str
+    settings: Mapping[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class VerdictDetail:
+    """A binary verdict's fields the Agent-as-a-Judge tables and failure-mode rule read."""
+
+    id: str
+    run_id: str
+    judge: JudgeFact
+    verdict: str | None
+    repeat: int
+    failure_mode: str | None
+    tool_calls: int
+    tools_used: tuple[str, ...]
+
+
+@lru_cache(maxsize=4096)
+def _json_text(text: str | None) -> Any:
+    # few distinct judge settings and tool lists in a store: each decoded once
+    return None if text is None else orjson.loads(text)
+
+
+@lru_cache(maxsize=4096)
+def _judge_fact(kind: str, model: str, key: str, settings: str | None) -> JudgeFact:
+    # a few judges in a store: one fact each, shared by their verdicts
+    return JudgeFact(model, JudgeKind(kind), key, _json_text(settings) or {})
+
+
+def _detail(row: Sequence[Any]) -> VerdictDetail:
+    vid, run_id, kind, model, key, verdict, repeat, settings, mode, calls, tools = row
+    return VerdictDetail(
+        vid,
+        run_id,
+        _judge_fact(kind, model, key, settings),
+        verdict,
+        int(repeat or 0),
+        mode,
+        int(calls or 0),
+        tuple(_json_text(tools) or ()),
+    )
 
 
 @lru_cache(maxsize=64)
