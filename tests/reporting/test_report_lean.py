@@ -10,20 +10,57 @@ byte for byte, with the report built from the full ``Grade`` documents.
 
 from __future__ import annotations
 
+from collections import Counter
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from lhbench.reporting import ReportData, write_report
-from lhbench.schema import DimensionScore, GradeStatus, Scale
-from lhbench.store import Store
+from lhbench.schema import (
+    DimensionScore,
+    GradeStatus,
+    JudgeIdentity,
+    Run,
+    RunStatus,
+    Scale,
+    Verdict,
+)
+from lhbench.store import ReportRun, Store
 from tests.conftest import PG_URL, _pg_database
+from tests.factories import make_run
 from tests.reporting.test_report import JUDGES, grade, seed_store
 
 
 def _seed_every_kind(store: Store, tmp: Path) -> None:
     seed_store(store, tmp)
+    # a run that failed for infrastructure, with a grade and a verdict (both left out), and
+    # a run that ran without a sandbox (the header says so)
+    store.save_run(
+        make_run(
+            "infra-t1",
+            pack_id="demo-pack",
+            task_id="t1",
+            status=RunStatus.FAILED,
+            error="SandboxUnavailable: bwrap: permission denied",
+        )
+    )
+    store.save_grade(
+        grade("infra-t1", JUDGES[0], (3, 3, 3, 3)).model_copy(update={"key": "i" * 64})
+    )
+    store.save_verdict(
+        Verdict(
+            id="infra-verdict",
+            run_id="infra-t1",
+            judge=JudgeIdentity(kind="agent", model="openai:gpt-5-mini"),
+            verdict="PASS",
+            key="iv" * 32,
+        )
+    )
+    store.save_run(
+        make_run("c-t1", pack_id="demo-pack", task_id="t1", metadata={"unsandboxed": True})
+    )
     # repeats: a judge's second opinion of a run (κ reads the first, scores average both)
     for t in ("t1", "t2"):
         store.save_grade(grade(f"a-{t}", JUDGES[0], (5, 4, 3, 4), repeat=1))
@@ -99,6 +136,10 @@ def test_the_lean_report_is_byte_identical_to_the_documents_one(
             store, include_stale=include_stale, check_packs=False, lean=True
         )
     assert lean.grades == [] and lean.all_grades == []
+    # runs and verdicts lean too: the report holds no model per run or verdict
+    assert all(isinstance(r, ReportRun) for r in lean.runs.values())
+    assert sorted(lean.runs) == sorted(full.runs) and "infra-t1" not in lean.runs
+    assert lean.verdicts == [] and lean.verdict_count == len(full.verdicts) > 0
     assert len(lean.grade_facts) == len(full.grades) and len(full.grades) > 20
     assert lean.excluded == full.excluded
     if not include_stale:  # every reason is exercised
@@ -111,3 +152,26 @@ def test_the_lean_report_is_byte_identical_to_the_documents_one(
     assert {"report.md", "report.html", "grading_health.csv", "judge_agreement.csv"} <= set(got)
     for name, content in want.items():
         assert got[name] == content, f"{name} differs"
+
+
+def test_lhbench_report_builds_no_run_or_verdict_model(
+    seeded_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a team's store: 100,000 runs and 50,000 verdicts, each a pydantic model, were most
+    # of the report's 1.6 GB
+    import lhbench
+
+    built: Counter[str] = Counter()
+    for model in (Run, Verdict):
+        validate = model.model_validate
+
+        def counting(obj: object, *a: Any, _v: Any = validate, _n: str = model.__name__, **kw: Any):
+            built[_n] += 1
+            return _v(obj, *a, **kw)
+
+        monkeypatch.setattr(model, "model_validate", counting)
+    with Store.open(seeded_url) as store:
+        rep = lhbench.report(store=store, out=tmp_path)
+    assert rep.files is not None and "Agent-as-a-Judge" in rep.files.markdown.read_text()
+    assert built == Counter(), f"models built: {dict(built)}"
+    assert rep.data.verdict_count > 0 and len(rep.data.runs) > 8

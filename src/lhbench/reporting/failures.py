@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import astuple
 
-from lhbench.reporting.data import ReportData, group_label
+from lhbench.reporting.data import AnyRun, ReportData, group_label
 from lhbench.reporting.tables import Section, Table
-from lhbench.schema import Run, Trajectory
+from lhbench.schema import Trajectory
 from lhbench.stats import AgentFailureRow, ErrorEvent, agent_table, error_events, type_table
 
 __all__ = ["failures_section"]
@@ -28,9 +28,9 @@ def failures_section(data: ReportData, by: Sequence[str]) -> Section:
     events: list[ErrorEvent] = []
     per_group: dict[str, list[int]] = {}
     loaded = 0
-    batch: list[tuple[str, Run, Trajectory]] = []
+    batch: list[tuple[str, AnyRun, Trajectory]] = []
 
-    def count(batch: list[tuple[str, Run, Trajectory]]) -> None:
+    def count(batch: list[tuple[str, AnyRun, Trajectory]]) -> None:
         for row in agent_table(batch):
             acc = per_group.setdefault(row.group, [0] * 7)
             for i, n in enumerate(astuple(row)[1:]):

@@ -26,7 +26,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from lhbench.schema import ErrorType, Run, Step, StepKind, Trajectory
+from lhbench.schema import ErrorType, Step, StepKind, Trajectory
 from lhbench.stats.agreement import cohen_kappa
 
 __all__ = [
@@ -381,7 +381,7 @@ class AgentFailureRow:
         return self.recovered / self.errors if self.errors else float("nan")
 
 
-def agent_table(runs: Sequence[tuple[str, Run, Trajectory]]) -> list[AgentFailureRow]:
+def agent_table(runs: Sequence[tuple[str, object, Trajectory]]) -> list[AgentFailureRow]:
     """Table 12 rows per group (e.g. harness and model).
 
     Runs, errors, failure and recovery rates, how many runs previewed and deployed

@@ -21,7 +21,16 @@ from sqlalchemy import Text, and_, case, cast, func, select
 from sqlalchemy.orm import Session
 from sqlalchemy.sql import ClauseElement
 
-from lhbench.schema import GradeStatus, JudgeIdentity, JudgeKind, Scale, TierKind
+from lhbench.schema import (
+    FailureKind,
+    GradeStatus,
+    JudgeIdentity,
+    JudgeKind,
+    RunStatus,
+    Scale,
+    TierKind,
+    failure_kind_of,
+)
 from lhbench.store.base import chunks
 from lhbench.store.runs import RunStore, step_counts_select
 from lhbench.store.tables import (
@@ -564,6 +573,46 @@ class AggregateStore(RunStore):
             rows = conn.execute(stmt).all()
         return {key: _as_datetime(at) for key, at in rows}
 
+    def report_runs(self) -> Iterator[ReportRun]:
+        """Every run's fields a report reads (:class:`ReportRun`), by id, a batch at a time.
+
+        No usage, model usage or validation per run: a team's store holds 100,000 runs,
+        and a report holding each as a ``Run`` model took half a gigabyte. Tag sets and
+        metadata are read as text and decoded once per distinct text, shared by the runs.
+        """
+        stmt = select(
+            RunRow.id,
+            RunRow.pack_id,
+            RunRow.task_id,
+            RunRow.harness,
+            RunRow.harness_version,
+            RunRow.model,
+            cast(RunRow.versions, Text),
+            RunRow.repeat,
+            RunRow.status,
+            RunRow.error,
+            RunRow.failure_kind,
+            cast(RunRow.metadata_, Text),
+        ).order_by(RunRow.id)
+        with self.engine.connect() as conn:
+            for row in conn.execute(stmt.execution_options(yield_per=2000)):
+                status = RunStatus(row[8])
+                kind = FailureKind(row[10]) if row[10] else failure_kind_of(status.value, row[9])
+                yield ReportRun(
+                    id=row[0],
+                    pack_id=row[1],
+                    task_id=row[2],
+                    harness=row[3],
+                    harness_version=row[4],
+                    model=row[5],
+                    versions=_versions(row[6]),
+                    repeat=int(row[7] or 0),
+                    status=status,
+                    error=row[9],
+                    failure_kind=kind,
+                    metadata=_metadata(row[11]),
+                )
+
 
 @dataclass(frozen=True, slots=True)
 class JudgeFact:
@@ -663,3 +712,36 @@ class GradeFact:
     tier_score: float | None
     repeat: int
     scores: tuple[ScoreFact, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ReportRun:
+    """A run's fields the report's sections read (:meth:`AggregateStore.report_runs`).
+
+    Answers what a ``Run`` answers of them (its group, outcome, failure kind and
+    metadata); ``versions`` and ``metadata`` are shared between runs, never to be changed.
+    """
+
+    id: str
+    pack_id: str
+    task_id: str
+    harness: str
+    harness_version: str | None
+    model: str
+    versions: dict[str, str]
+    repeat: int
+    status: RunStatus
+    error: str | None
+    failure_kind: FailureKind | None
+    metadata: dict[str, Any]
+
+    @property
+    def infrastructure_failure(self) -> bool:
+        """The run failed for infrastructure (as :attr:`Run.infrastructure_failure`)."""
+        return self.failure_kind == FailureKind.INFRASTRUCTURE
+
+
+@lru_cache(maxsize=4096)
+def _metadata(text: str | None) -> dict[str, Any]:
+    # most runs' metadata is one of a few texts ("{}"): each decoded once
+    return dict(orjson.loads(text)) if text else {}
