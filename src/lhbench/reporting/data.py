@@ -30,6 +30,7 @@ from lhbench.schema import (
     PreferenceVote,
     Rubric,
     Run,
+    Step,
     Task,
     Trajectory,
     Verdict,
@@ -40,6 +41,7 @@ from lhbench.store import (
     JudgeName,
     ReportRun,
     ScoreFact,
+    StepCounts,
     Store,
     VerdictDetail,
     group_key,
@@ -524,6 +526,9 @@ class ReportData:
     # the lean load (``from_store(lean=True)``): grades as facts, ``grades`` left empty
     lean_grades: list[GradeFact] | None = None
     all_lean_grades: list[GradeFact] | None = None
+    # the lean load: each run's steps that can hold an error (the store's), and step counts
+    load_error_steps: Callable[[Sequence[str]], Iterator[tuple[str, list[Step]]]] | None = None
+    load_step_counts: Callable[[Sequence[str]], dict[str, StepCounts]] | None = None
     # the lean load: verdicts as the AJ tables read them, ``verdicts`` left empty
     lean_verdicts: list[VerdictDetail] | None = None
     # each tier's panel agreement, once computed (leaderboard and agreement sections)
@@ -651,6 +656,8 @@ class ReportData:
         data.load_trajectory = store.get_trajectory
         data.load_trajectories = store.iter_trajectories
         if lean:
+            data.load_error_steps = store.iter_error_steps
+            data.load_step_counts = store.step_counts
             drop = _Without(data.excluded.infra_runs)
             data.lean_verdicts = drop(store.verdict_details())
             data.excluded.infra_judgements += drop.dropped

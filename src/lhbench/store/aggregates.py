@@ -22,22 +22,27 @@ from sqlalchemy.orm import Session
 from sqlalchemy.sql import ClauseElement
 
 from lhbench.schema import (
+    STEP_ROW,
     FailureKind,
     GradeStatus,
     JudgeIdentity,
     JudgeKind,
     RunStatus,
     Scale,
+    Step,
+    StepKind,
     TierKind,
     failure_kind_of,
 )
 from lhbench.store.base import chunks
+from lhbench.store.rows import STEP_COLUMNS
 from lhbench.store.runs import RunStore, step_counts_select
 from lhbench.store.tables import (
     ChapterGradeRow,
     GradeRow,
     LabelRow,
     RunRow,
+    StepRow,
     StoreVersionRow,
     VerdictRow,
     VoteRow,
@@ -612,6 +617,35 @@ class AggregateStore(RunStore):
                     failure_kind=kind,
                     metadata=_metadata(row[11]),
                 )
+
+    def iter_error_steps(self, run_ids: Sequence[str]) -> Iterator[tuple[str, list[Step]]]:
+        """Per run of ``run_ids`` (in order), its steps that can hold or answer an error.
+
+        Tool calls, tool results, errors and hooks, in order (messages and thinking never
+        do): what the failure taxonomy reads. Built without validation (the store wrote
+        them valid), a slice of runs per query, so a report walks 600,000 steps in
+        bounded memory without a ``Step`` validated per step.
+        """
+        kinds = [k.value for k in (StepKind.TOOL_CALL, StepKind.TOOL_RESULT)] + [
+            StepKind.ERROR.value,
+            StepKind.HOOK.value,
+        ]
+        tbl = StepRow.__table__
+        cols = [tbl.c[c] for c in STEP_COLUMNS]
+        with self.engine.connect() as conn:
+            for part in chunks(list(run_ids)):
+                by_run: dict[str, list[Step]] = {r: [] for r in part}
+                rows = conn.execute(
+                    select(tbl.c.run_id, *cols)
+                    .where(tbl.c.run_id.in_(part), tbl.c.kind.in_(kinds))
+                    .order_by(tbl.c.run_id, tbl.c.idx)
+                )
+                for row in rows:
+                    fields = dict(zip(STEP_ROW, row[1:], strict=True))
+                    fields["kind"] = StepKind(fields["kind"])
+                    by_run[row[0]].append(Step.model_construct(**fields))
+                for rid in part:
+                    yield rid, by_run[rid]
 
 
 @dataclass(frozen=True, slots=True)
