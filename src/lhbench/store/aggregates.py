@@ -22,11 +22,11 @@ from sqlalchemy.orm import Session
 from sqlalchemy.sql import ClauseElement
 
 from lhbench.schema import (
-    STEP_ROW,
     FailureKind,
     GradeStatus,
     JudgeIdentity,
     JudgeKind,
+    Role,
     RunStatus,
     Scale,
     Step,
@@ -35,7 +35,6 @@ from lhbench.schema import (
     failure_kind_of,
 )
 from lhbench.store.base import chunks
-from lhbench.store.rows import STEP_COLUMNS
 from lhbench.store.runs import RunStore, step_counts_select
 from lhbench.store.tables import (
     ChapterGradeRow,
@@ -622,28 +621,50 @@ class AggregateStore(RunStore):
         """Per run of ``run_ids`` (in order), its steps that can hold or answer an error.
 
         Tool calls, tool results, errors and hooks, in order (messages and thinking never
-        do): what the failure taxonomy reads. Built without validation (the store wrote
-        them valid), a slice of runs per query, so a report walks 600,000 steps in
-        bounded memory without a ``Step`` validated per step.
+        do), with the fields the failure taxonomy reads: a step's timestamp, usage,
+        metadata and agent are left at their defaults. Built without validation (the
+        store wrote them valid), tool inputs decoded once per distinct text, a slice of
+        runs per query: a report walks 600,000 steps in bounded memory.
         """
-        kinds = [k.value for k in (StepKind.TOOL_CALL, StepKind.TOOL_RESULT)] + [
-            StepKind.ERROR.value,
-            StepKind.HOOK.value,
+        kinds = [
+            k.value
+            for k in (StepKind.TOOL_CALL, StepKind.TOOL_RESULT, StepKind.ERROR, StepKind.HOOK)
         ]
-        tbl = StepRow.__table__
-        cols = [tbl.c[c] for c in STEP_COLUMNS]
+        t = StepRow.__table__.c
+        stmt = select(
+            t.run_id,
+            t.idx,
+            t.role,
+            t.kind,
+            t.content,
+            t.tool_name,
+            t.tool_call_id,
+            cast(t.tool_input, Text),
+            t.tool_output,
+            t.is_error,
+            t.exit_code,
+        )
         with self.engine.connect() as conn:
             for part in chunks(list(run_ids)):
                 by_run: dict[str, list[Step]] = {r: [] for r in part}
                 rows = conn.execute(
-                    select(tbl.c.run_id, *cols)
-                    .where(tbl.c.run_id.in_(part), tbl.c.kind.in_(kinds))
-                    .order_by(tbl.c.run_id, tbl.c.idx)
+                    stmt.where(t.run_id.in_(part), t.kind.in_(kinds)).order_by(t.run_id, t.idx)
                 )
                 for row in rows:
-                    fields = dict(zip(STEP_ROW, row[1:], strict=True))
-                    fields["kind"] = StepKind(fields["kind"])
-                    by_run[row[0]].append(Step.model_construct(**fields))
+                    by_run[row[0]].append(
+                        Step.model_construct(
+                            index=row[1],
+                            role=_role(row[2]),
+                            kind=_step_kind(row[3]),
+                            content=row[4],
+                            tool_name=row[5],
+                            tool_call_id=row[6],
+                            tool_input=_json_text(row[7]),
+                            tool_output=row[8],
+                            is_error=bool(row[9]),
+                            exit_code=row[10],
+                        )
+                    )
                 for rid in part:
                     yield rid, by_run[rid]
 
@@ -779,3 +800,13 @@ class ReportRun:
 def _metadata(text: str | None) -> dict[str, Any]:
     # most runs' metadata is one of a few texts ("{}"): each decoded once
     return dict(orjson.loads(text)) if text else {}
+
+
+@lru_cache(maxsize=16)
+def _role(value: str) -> Role:
+    return Role(value)
+
+
+@lru_cache(maxsize=16)
+def _step_kind(value: str) -> StepKind:
+    return StepKind(value)
