@@ -8,6 +8,7 @@ from lhbench.store.aggregates import (
     LabelFact,
     RunFact,
     StepCounts,
+    StoreChanges,
     VerdictFact,
 )
 from lhbench.store.annotations import AnnotationVersion, StaleVersionError
@@ -33,6 +34,7 @@ __all__ = [
     "StaleVersionError",
     "StepCounts",
     "Store",
+    "StoreChanges",
     "UserRecord",
     "VerdictFact",
     "VoteColumns",
