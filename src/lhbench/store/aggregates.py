@@ -395,15 +395,17 @@ class AggregateStore(RunStore):
 
     def judge_newest(self, judge_keys: Sequence[str]) -> dict[str, datetime]:
         """Each judge config's newest grade time (configs without grades absent)."""
+        out: dict[str, datetime] = {}
         with self.engine.connect() as conn:
-            return {
-                k: _as_datetime(t)
-                for k, t in conn.execute(
-                    select(GradeRow.judge_key, func.max(GradeRow.created_at))
-                    .where(GradeRow.judge_key.in_(list(judge_keys)))
-                    .group_by(GradeRow.judge_key)
-                ).all()
-            }
+            # one key at a time: each is a seek at the end of the key's run in
+            # ix_grades_overview (judge_key, created_at, …); an IN list scans them all
+            for key in judge_keys:
+                newest = conn.execute(
+                    select(func.max(GradeRow.created_at)).where(GradeRow.judge_key == key)
+                ).scalar()
+                if newest is not None:
+                    out[key] = _as_datetime(newest)
+        return out
 
     def grade_summary(self, run_packs: Mapping[str, str]) -> GradeSummary:
         """Every grade summed per cell and counted per combination.

@@ -516,7 +516,9 @@ class _Summary:
         self.scores: dict[TierKey, dict[str, RunTierScore]] = {}
         self.label_parts: dict[str, _LabelPart] = {}
         self.labels: dict[str, bool | None] = {}
+        # verdicts of the runs in the figures, and of the others (infrastructure, unknown)
         self.verdicts: dict[str, list[VerdictFact]] = {}
+        self.other_verdicts: dict[str, list[VerdictFact]] = {}
         self.elo: EloResult | None = None
         self.human_votes = 0
         self.rows: dict[str, AgentRow] = {}
@@ -550,8 +552,7 @@ class _Summary:
         for run_id, part in s.parts.items():
             s._score(run_id, part)
         s._set_labels(store.label_facts(), None)
-        for vf in store.verdict_facts():
-            s.verdicts.setdefault(vf.run_id, []).append(vf)
+        s._set_verdicts(store.verdict_facts(), ())
         s._rate(store)
         s._count_infra(store)
         for label, run_ids in s.members.items():
@@ -613,10 +614,7 @@ class _Summary:
             self._set_labels(store.label_facts(labelled), labelled)
             touched.update(labelled)
         if judged:
-            for run_id in judged:
-                self.verdicts.pop(run_id, None)
-            for vf in store.verdict_facts(judged):
-                self.verdicts.setdefault(vf.run_id, []).append(vf)
+            self._set_verdicts(store.verdict_facts(judged), judged)
             touched.update(judged)
         if "votes" in changes.whole:
             self._rate(store)
@@ -739,6 +737,19 @@ class _Summary:
         # outcomes are per run: all at once, or the runs written to
         self.labels.update(label_outcomes(lab for p in parts.values() for lab in p.counted))
 
+    def _set_verdicts(self, facts: Sequence[VerdictFact], run_ids: Sequence[str]) -> None:
+        """Verdicts of all runs, or anew for ``run_ids`` (lists replaced, never changed)."""
+        # a published analysis shares this dict: the next update writes a copy
+        self.verdicts, self.other_verdicts = dict(self.verdicts), dict(self.other_verdicts)
+        for run_id in run_ids:
+            self.verdicts.pop(run_id, None)
+            self.other_verdicts.pop(run_id, None)
+        fresh: dict[str, list[VerdictFact]] = {}
+        for vf in facts:
+            fresh.setdefault(vf.run_id, []).append(vf)
+        for run_id, vs in fresh.items():
+            (self.verdicts if run_id in self.runs else self.other_verdicts)[run_id] = vs
+
     def _rate(self, store: Store) -> None:
         """Decided human votes as integer columns, rated between agent groups."""
         cols = store.vote_columns(rater_kind=JudgeKind.HUMAN.value)
@@ -758,7 +769,7 @@ class _Summary:
         ids = sorted(self.infra_ids)
         self.chapter_infra = (
             int(sum(c[CELL_GRADES] for r in ids for c in self.cells.get(r, {}).values()))
-            + sum(len(self.verdicts.get(r, [])) for r in ids)
+            + sum(len(self.other_verdicts.get(r, [])) for r in ids)
             + sum(len(p.infra) for r in ids if (p := self.label_parts.get(r)))
             + store.votes_and_chapter_grades_about(ids)
         )
@@ -847,8 +858,9 @@ class _Summary:
         judge_names: dict[str, str] = {}
         for key in sorted(self.names):
             judge_names.update(self.names[key])
+        # copies of the dicts the next update changes in place (C-level, a few ms); the
+        # verdicts' dict is replaced by its updates instead
         scores = {key: dict(self.scores[key]) for key in sorted(self.scores) if self.scores[key]}
-        verdicts = {r: list(vs) for r, vs in self.verdicts.items() if r in self.runs}
         tier_notes = {
             key: leaderboard_notes(
                 sorted(
@@ -865,7 +877,7 @@ class _Summary:
             tier_keys=sorted(scores),
             scores=scores,
             labels=dict(self.labels),
-            verdicts=verdicts,
+            verdicts=self.verdicts,
             excluded=excluded,
             current=set(self.current),
             agents=agents,
