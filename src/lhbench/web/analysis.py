@@ -457,7 +457,7 @@ _Part = tuple[str, str, str, str, str]
 _ComboKey = tuple[str | None, str, str, str, str, str]
 
 
-@dataclass
+@dataclass(slots=True)
 class _RunPart:
     """What one run's cells add to the figures (recomputed when the run is written to)."""
 
@@ -468,7 +468,7 @@ class _RunPart:
     noise: list[float] = field(default_factory=list)
 
 
-@dataclass
+@dataclass(slots=True)
 class _LabelPart:
     """One run's check labels: counted, stale, and left out with an infrastructure failure."""
 
@@ -529,8 +529,14 @@ class _Summary:
         """The store summarised from scratch."""
         s = cls(store, by, panel)
         summary = store.grade_summary({r.id: r.pack_id for r in s.every})
-        for (run_id, *rest), c in summary.cells.items():
-            s.cells.setdefault(run_id, {})[(rest[0], rest[1], rest[2], rest[3], rest[4])] = c
+        flat = summary.cells
+        shared: dict[_Part, _Part] = {}
+        # moved cell by cell: the flat keys are freed as the per-run ones are made, each
+        # (rubric, tier, judge) part one tuple for all runs
+        while flat:
+            (run_id, *rest), c = flat.popitem()
+            where = (rest[0], rest[1], rest[2], rest[3], rest[4])
+            s.cells.setdefault(run_id, {})[shared.setdefault(where, where)] = c
             s.grades_total += int(c[CELL_GRADES])
         for combo in summary.combos:
             ckey: _ComboKey = (
