@@ -1,4 +1,4 @@
-"""Which runs' judgements changed: ``analysis_changes``, kept by triggers.
+"""Which runs' judgements changed: ``analysis_changes``, kept by triggers; runs by start.
 
 The web overview summarises every grade of the store. Recomputing it after each write
 cost 14 s at 1,000,000 grades; with this log a server reads what changed since its last
@@ -15,6 +15,8 @@ path (the store's, bulk loads, another process, hand-written SQL) is in it:
 trigger first takes the ``store_version`` row's lock (held to commit) before a ``seq`` is
 drawn, so no reader ever sees a later ``seq`` committed before an earlier one. No backfill:
 a server starts from a full summary and reads the log from then on.
+
+Also ``ix_runs_started_at_id``: the runs page lists the newest runs first.
 
 Revision ID: 0020
 Revises: the newest revision below 0020 present
@@ -41,6 +43,9 @@ _LOCK = "UPDATE store_version SET version = version + 1 WHERE id = 1"
 
 
 def upgrade() -> None:
+    # the runs page's default order (started_at, newest first): read from an index, not a
+    # sort of every run (240 ms at 100,000 runs on SQLite)
+    op.create_index("ix_runs_started_at_id", "runs", ["started_at", "id"], unique=False)
     op.create_table(
         "analysis_changes",
         sa.Column("seq", sa.BigInteger().with_variant(sa.Integer(), "sqlite"), nullable=False),
@@ -144,3 +149,4 @@ def downgrade() -> None:
             for event in ("insert", "update", "delete"):
                 op.execute(f"DROP TRIGGER IF EXISTS lhb_changes_{table}_{event}")
     op.drop_table("analysis_changes")
+    op.drop_index("ix_runs_started_at_id", table_name="runs")
