@@ -31,6 +31,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from functools import cached_property
+from typing import Any
 from urllib.parse import urlencode
 
 import numpy as np
@@ -178,6 +179,8 @@ class Analysis:
     by_asked: tuple[str, ...] | None = field(default=None, repr=False, compare=False)
     panel: set[str] | None = field(default=None, repr=False, compare=False)
     _summary: _Summary | None = field(default=None, repr=False, compare=False)
+    # the runs page's filter options, counted over every run once per analysis
+    _options: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @cached_property
     def task_count(self) -> int:
@@ -206,15 +209,19 @@ class Analysis:
 
     def values(self, attr: str) -> list[str]:
         """Distinct values of a run attribute (pack_id, task_id, harness, model, status)."""
-        return sorted({str(getattr(r, attr)) for r in self.runs.values()})
+        if attr not in self._options:
+            self._options[attr] = sorted({str(getattr(r, attr)) for r in self.runs.values()})
+        return list(self._options[attr])
 
     def version_values(self) -> dict[str, list[str]]:
         """Every version key with its values."""
-        out: dict[str, set[str]] = defaultdict(set)
-        for r in self.runs.values():
-            for k, v in r.versions.items():
-                out[k].add(v)
-        return {k: sorted(v) for k, v in sorted(out.items())}
+        if " versions" not in self._options:
+            out: dict[str, set[str]] = defaultdict(set)
+            for r in self.runs.values():
+                for k, v in r.versions.items():
+                    out[k].add(v)
+            self._options[" versions"] = {k: sorted(v) for k, v in sorted(out.items())}
+        return {k: list(v) for k, v in self._options[" versions"].items()}
 
     def default_tier(self) -> TierKey | None:
         """The tier with the most scored runs (never one that holds only failures)."""
