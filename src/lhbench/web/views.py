@@ -18,6 +18,8 @@ from lhbench.store import Store
 __all__ = ["StoreCache"]
 
 T = TypeVar("T")
+# updatable values kept across writes (the overview's default grouping and one more)
+KEEP_PREVIOUS = 2
 
 
 class StoreCache:
@@ -51,10 +53,14 @@ class StoreCache:
         with self._lock:
             if version != self._version:
                 self._version = version
-                # values that know how to follow a write are kept for it
-                self._previous.update(
-                    {k: v for k, v in self._values.items() if k in self._updatable}
-                )
+                # values that know how to follow a write are kept for it: the last few
+                # asked (an analysis of 100,000 runs holds a few hundred MB)
+                for k, v in self._values.items():
+                    if k in self._updatable:
+                        self._previous.pop(k, None)  # newest last
+                        self._previous[k] = v
+                while len(self._previous) > KEEP_PREVIOUS:
+                    self._previous.pop(next(iter(self._previous)))
                 self._values.clear()
                 self._key_locks.clear()
             if key in self._values:
