@@ -14,11 +14,12 @@ from one query (:meth:`JudgementStore.vote_columns`).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
-from sqlalchemy import Connection, and_, select
+from sqlalchemy import Connection, and_, false, func, select
 from sqlalchemy.orm import Session
 
 from lhbench.schema import Grade, JudgeKind, Label, PreferenceVote, Verdict, utcnow
@@ -29,7 +30,7 @@ if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import NDArray
 
-__all__ = ["CacheRow", "JudgementStore", "VoteColumns"]
+__all__ = ["CacheRow", "JudgementStore", "PanelGradeRow", "VoteColumns"]
 
 
 class CacheRow(Protocol):
@@ -72,6 +73,21 @@ class VoteColumns:
         return int(self.a.size)
 
 
+class PanelGradeRow(NamedTuple):
+    """One grade as plain values (:meth:`JudgementStore.panel_grade_rows`); cost 0 if unknown."""
+
+    run_id: str
+    judge_key: str
+    repeat: int
+    status: str
+    tier_score: float | None
+    input_tokens: int
+    output_tokens: int
+    cost_usd: float
+
+
+# what a grade spent, read from its document
+_SPENT_PATHS = ("usage.input_tokens", "usage.output_tokens", "cost_usd")
 _OUTCOME = {"a": 0, "tie": 1, "b": 2}
 # a plan up to this many keys is looked up by key (one IN query)
 _STATE_CHUNK = 500
@@ -530,10 +546,105 @@ class JudgementStore(StoreBase):
 
     def cached_response_count(self) -> int:
         """How many responses the cache holds."""
-        from sqlalchemy import func
-
         with self.engine.connect() as conn:
             return int(
                 conn.execute(select(func.count()).select_from(ResponseCacheRow.__table__)).scalar()
                 or 0
             )
+
+    # one panel's grades on one rubric content and tier, set-based (the grade job) ---------
+
+    def grade_complete_runs(
+        self, *, rubric_hash: str, tier: str, judge_keys: Sequence[str], repeats: int
+    ) -> set[str]:
+        """Runs whose every (judge, repeat) grade of a panel is stored ok on this content and tier.
+
+        What a grade job need not plan, from one GROUP BY: a grade's key is derived from
+        these columns (``grade_key(run, judge, rubric content, tier, repeat)``), so a run
+        counted here holds every key the job would plan for it, each stored ok; no key is
+        computed per stored grade.
+        """
+        judges = list(dict.fromkeys(judge_keys))
+        if not judges or repeats < 1:
+            return set()
+        tbl = GradeRow.__table__
+        stmt = (
+            select(tbl.c.run_id)
+            .where(
+                tbl.c.rubric_hash == rubric_hash,
+                tbl.c.tier == tier,
+                tbl.c.judge_key.in_(judges),
+                tbl.c.repeat >= 0,
+                tbl.c.repeat < repeats,
+                tbl.c.status == "ok",
+                tbl.c.retryable == false(),
+            )
+            .group_by(tbl.c.run_id)
+            .having(func.count() == len(judges) * repeats)
+        )
+        with self.engine.connect() as conn:
+            return set(conn.execute(stmt).scalars())
+
+    def panel_grade_rows(
+        self,
+        *,
+        rubric_id: str,
+        rubric_hash: str,
+        tier: str,
+        judge_keys: Sequence[str],
+        repeats: int,
+    ) -> list[PanelGradeRow]:
+        """A panel's grades on one rubric content and tier as plain rows, no document validated.
+
+        Each row: run id, judge key, repeat, status, tier score, input and output tokens
+        and cost (the last three read from the document in SQL: one JSON parse per row on
+        SQLite). What ``lhbench judge`` prints of 300,000 grades, in seconds and megabytes
+        rather than minutes and gigabytes of ``Grade`` objects.
+        """
+        judges = list(dict.fromkeys(judge_keys))
+        if not judges or repeats < 1:
+            return []
+        tbl = GradeRow.__table__
+        doc = GradeRow.document
+        sqlite = self.engine.dialect.name == "sqlite"
+        # SQLite parses the document once per json_extract: one call with the three paths
+        spent: list[Any] = (
+            [func.json_extract(tbl.c.document, *(f"$.{p}" for p in _SPENT_PATHS))]
+            if sqlite
+            else [
+                doc["usage"]["input_tokens"].as_integer(),
+                doc["usage"]["output_tokens"].as_integer(),
+                doc["cost_usd"].as_float(),
+            ]
+        )
+        stmt = select(
+            tbl.c.run_id, tbl.c.judge_key, tbl.c.repeat, tbl.c.status, tbl.c.tier_score, *spent
+        ).where(
+            tbl.c.rubric_id == rubric_id,
+            tbl.c.rubric_hash == rubric_hash,
+            tbl.c.tier == tier,
+            tbl.c.judge_key.in_(judges),
+            tbl.c.repeat >= 0,
+            tbl.c.repeat < repeats,
+        )
+        keys = {k: k for k in judges}  # one copy of each judge key, not one per row
+        out: list[PanelGradeRow] = []
+        with self.engine.connect() as conn:
+            for row in conn.execute(stmt):
+                tokens_in, tokens_out, cost = (
+                    (json.loads(row[5]) if row[5] else (None, None, None)) if sqlite else row[5:8]
+                )
+                score = row[4]
+                out.append(
+                    PanelGradeRow(
+                        row[0],
+                        keys[row[1]],
+                        int(row[2]),
+                        row[3],
+                        None if score is None else float(score),
+                        int(tokens_in or 0),
+                        int(tokens_out or 0),
+                        float(cost or 0.0),
+                    )
+                )
+        return out
