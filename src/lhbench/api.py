@@ -390,7 +390,7 @@ async def grade_async(o: GradeOptions, store: Store, settings: Settings) -> Grad
         except LhbenchError:
             loaded = None
     pack_id = loaded.pack.id if loaded else o.pack
-    runs = [r for r in store.list_runs(pack_id=pack_id) if r.status in GRADABLE]
+    runs = [r for r in store.list_pack_runs(pack_id) if r.status in GRADABLE]
     if o.run_ids:
         wanted = set(o.run_ids)
         missing = wanted - {r.id for r in runs}
@@ -469,6 +469,7 @@ async def grade_async(o: GradeOptions, store: Store, settings: Settings) -> Grad
             tier=tier_obj.kind.value,
             judge_keys=list(panel),
             repeats=o.repeats,
+            pack_id=pack_id,
         )
         out.figures = panel_figures((r for r in rows if r.run_id in ids), panel)
         if o.with_grades:
