@@ -31,8 +31,8 @@ def _settings(tmp_path: Path, base_url: str) -> Settings:
     return Settings(home=tmp_path / "home", models=models, judge_panel=list(JUDGE_NAMES))
 
 
-def test_the_outcomes_figures_are_the_grades_figures(tmp_path: Path) -> None:
-    url = f"sqlite:///{tmp_path / 'figures.db'}"
+def test_the_outcomes_figures_are_the_grades_figures(tmp_path: Path, store_url: str) -> None:
+    url = store_url  # SQLite, and PostgreSQL where the tests have one
     turns = itertools.count()
 
     def score(model: str, dimension: str, req: StubRequest) -> int:

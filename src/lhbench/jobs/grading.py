@@ -620,16 +620,17 @@ def panel_figures(
     scores: dict[str, dict[str, list[float]]] = {}
     spent: dict[str, list[float]] = {}  # run -> [failed, cost, input, output]
     ok_grades = 0
+    ok = GradeStatus.OK.value  # once: an enum member's value is a descriptor call
     for row in rows:
         cell = spent.get(row.run_id)
         if cell is None:
             cell = spent[row.run_id] = [0, 0.0, 0, 0]
-        if row.status != GradeStatus.OK.value:
-            cell[0] += 1
         cell[1] += row.cost_usd
         cell[2] += row.input_tokens
         cell[3] += row.output_tokens
-        if row.status == GradeStatus.OK.value:
+        if row.status != ok:
+            cell[0] += 1
+        else:
             ok_grades += 1
             if row.tier_score is not None:
                 scores.setdefault(row.run_id, {}).setdefault(row.judge_key, []).append(
