@@ -53,21 +53,12 @@ def test_the_outcomes_figures_are_the_grades_figures(tmp_path: Path, store_url: 
         assert stub.count > 0
         # the command prints them: every run's row as the Grade objects give it
         panel = ",".join(f"openai:{n}@{stub.base_url}" for n in JUDGE_NAMES)
-        ran = cli(
-            "judge",
-            "--pack",
-            "figma-mini",
-            "--rubric",
-            "figma-to-code",
-            "--panel",
-            panel,
-            "--repeats",
-            "2",
-            "--db",
-            url,
-            "--json",
-        )
+        args = ["judge", "--pack", "figma-mini", "--rubric", "figma-to-code", "--panel", panel]
+        args += ["--repeats", "2", "--db", url]
+        ran = cli(*args, "--json")
         assert ran.exit_code == 0, ran.stderr
+        table = cli(*args)  # the table, as a person reads it
+        assert table.exit_code == 0, table.stderr
 
     assert lean.grades == [] and len(full.grades) == 36
     for out in (full, lean):
@@ -103,3 +94,6 @@ def test_the_outcomes_figures_are_the_grades_figures(tmp_path: Path, store_url: 
         r: s.judge_scores for r, s in want.items()
     }
     assert doc["noise_floor"] == noise_floor(mine_all)
+    for run_id, score in want.items():
+        assert f"{score.mean:.2f}" in table.stdout and run_id in table.stdout
+    assert "noise floor" in table.stdout
