@@ -715,7 +715,9 @@ class Report:
     ``table(slug)`` gives one table as a list of dicts (column -> value), ready for
     ``pandas.DataFrame``; ``files`` is where it was written, when ``out`` was given;
     ``notes`` say which judgements were left out (stale ones) and why. The sections are
-    computed when first asked for (writing the files computes its own).
+    computed when first asked for (writing the files computes its own). ``data`` holds
+    the grades as facts (``data.grade_facts``: columns and dimension scores), not
+    ``Grade`` documents (``data.grades`` is empty): a team's store has a million.
     """
 
     def __init__(
@@ -750,11 +752,13 @@ class Report:
         return [dict(zip(t.columns, row, strict=True)) for row in t.rows]
 
 
-def _report_data(store: Store, settings: Settings, include_stale: bool) -> ReportData:
+def _report_data(
+    store: Store, settings: Settings, include_stale: bool, *, lean: bool = False
+) -> ReportData:
     from lhbench.reporting.data import ReportData, configured_panel
 
     return ReportData.from_store(
-        store, include_stale=include_stale, panel=configured_panel(settings)
+        store, include_stale=include_stale, panel=configured_panel(settings), lean=lean
     )
 
 
@@ -767,7 +771,8 @@ async def report_async(o: ReportOptions, store: Store, settings: Settings) -> Re
     """
     from lhbench.reporting import write_report
 
-    data = _report_data(store, settings, o.include_stale)
+    # the report's figures read grade facts, not documents (a team's million grades)
+    data = _report_data(store, settings, o.include_stale, lean=True)
     files = None
     if o.out is not None:
         files = write_report(
