@@ -19,7 +19,7 @@ from lhbench.store.annotations import AnnotationVersion, StaleVersionError
 from lhbench.store.arena import OUTCOMES, ComparisonRecord
 from lhbench.store.base import ResultState
 from lhbench.store.db import current_revision, head_revision, make_engine, upgrade
-from lhbench.store.judgements import VoteColumns
+from lhbench.store.judgements import PanelGradeRow, VoteColumns
 from lhbench.store.runs import RunSummary, group_key, group_runs
 from lhbench.store.store import Store
 
@@ -34,6 +34,7 @@ __all__ = [
     "JudgeFact",
     "JudgeName",
     "LabelFact",
+    "PanelGradeRow",
     "ResultState",
     "RunFact",
     "RunSummary",
