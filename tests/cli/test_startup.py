@@ -121,11 +121,14 @@ def test_report_loads_no_model_or_migration_stack(empty_store: Path, tmp_path: P
     assert (tmp_path / "report" / "report.html").is_file()
 
 
-def test_report_draws_its_plots_without_pyplot_or_scipy(empty_store: Path, tmp_path: Path) -> None:
-    """Leaderboard plot and pass rate drawn; neither pyplot nor scipy (issue 26 item 4).
+def test_report_draws_its_plots_without_matplotlib_or_scipy(
+    empty_store: Path, tmp_path: Path
+) -> None:
+    """Leaderboard plot and pass rate drawn; neither matplotlib nor scipy (issue 26 item 4).
 
-    pyplot and scipy.stats cost a report about 0.9 s to import: plots use matplotlib's
-    object API, the Wilson interval scipy's formula with a stored normal quantile.
+    matplotlib cost a report about 0.8 s to import and draw with, scipy.stats 0.5 s: plots
+    are the SVG charts the web app draws (``lhbench.reporting.charts``), the Wilson interval
+    scipy's formula with a stored normal quantile.
     """
     url = _store_copy(empty_store, tmp_path)
     assert cli("import", "auto", str(FIXTURE), "--db", url).exit_code == 0
@@ -154,11 +157,14 @@ def test_report_draws_its_plots_without_pyplot_or_scipy(empty_store: Path, tmp_p
         store.save_label(Label(run_id=run.id, passed=True, source="verify:t/verify.py"))
     out = tmp_path / "report"
     loaded = _loaded(tmp_path, "report", "--db", url, "--out", str(out))
-    assert "matplotlib.figure" in loaded  # the leaderboard plot was drawn
-    for name in ("matplotlib.pyplot", "scipy", "scipy.stats", "scipy.sparse", "scipy.special"):
+    for name in ("matplotlib", "scipy", "scipy.stats", "scipy.sparse", "scipy.special"):
         assert name not in loaded, name
     html = (out / "report.html").read_text()
-    assert "<svg" in html and "Pass rate" in html
+    assert "Pass rate" in html
+    # the leaderboard plot was drawn (first; the judges' κ heatmap follows): one point per
+    # group, labelled with the group
+    figure = html.split("<figure>")[1]
+    assert figure.count("<circle") == 1 and f"{run.harness} / {run.model}" in figure
 
 
 def test_packages_load_names_on_first_use_and_every_public_name_resolves() -> None:

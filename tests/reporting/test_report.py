@@ -355,3 +355,27 @@ def test_empty_store_sections_say_so(tmp_path: Path) -> None:
     assert "No grades or check results in the store yet" in md
     assert "No human preference votes yet" in md
     assert files.csv == []
+
+
+def test_html_figures_are_the_shared_charts_captioned_by_their_tables(report_dir: Path) -> None:
+    """Each plot is the web app's chart of its table's figures, under that table's title."""
+    html = (report_dir / "report.html").read_text()
+    figures = re.findall(r"<figure>(.*?)<figcaption>(.*?)</figcaption></figure>", html, re.S)
+    by_caption = {caption: svg for svg, caption in figures}
+    assert len(by_caption) == len(figures) == html.count("<figure>") >= 4
+    for svg, _ in figures:
+        assert svg.startswith('<svg class="chart"') and "<script" not in svg
+    captions = dict(re.findall(r"<table id='([^']+)'><caption>(.*?)</caption>", html))
+    # the leaderboard: one point per group, both groups named, in the table's order
+    board = by_caption[captions["leaderboard_figma-to-code_1_2_process"]]
+    assert board.count("<circle") == 2
+    assert board.index(GROUP_A) < board.index(GROUP_B)
+    # the κ heatmap: one cell per pair of judges, every judge named
+    kappa = by_caption[captions["kappa_matrix_figma-to-code_1_2_process"]]
+    assert kappa.count("<rect") == len(JUDGES) ** 2
+    assert all(j in kappa for j in JUDGES)
+    # the arena's Elo against the 1000 start, and the agent judges' F1 as grouped bars
+    elo = next(svg for c, svg in by_caption.items() if c.startswith("Arena: "))
+    assert "stroke-dasharray" in elo and "Elo" in elo
+    f1 = by_caption["Judge F1 against labels"]
+    assert "filesystem" in f1 and "postgres" in f1 and "overall" in f1 and "<rect" in f1

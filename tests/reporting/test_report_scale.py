@@ -13,6 +13,8 @@ from __future__ import annotations
 import gc
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
 
 import pytest
 from sqlalchemy import event
@@ -110,3 +112,38 @@ def test_loading_the_store_runs_no_garbage_collection(stores: dict[int, str]) ->
     ran = [a - b for a, b in zip(after, before, strict=True)]
     assert sum(ran) <= 2, f"collections per generation: {ran}"
     assert gc.isenabled()
+
+
+def _document_work(url: str, monkeypatch: pytest.MonkeyPatch, out: Path) -> tuple[int, int]:
+    """Grade documents validated and judge settings hashed while ``lhbench report`` runs."""
+    import lhbench
+
+    validated, hashed = [0], [0]
+    validate, key = Grade.model_validate, JudgeIdentity.key
+
+    def counting_validate(obj: object, *args: Any, **kw: Any) -> Grade:
+        validated[0] += 1
+        return validate(obj, *args, **kw)
+
+    def counting_key(self: JudgeIdentity) -> str:
+        hashed[0] += 1
+        return key.fget(self)  # type: ignore[attr-defined,no-any-return]
+
+    with monkeypatch.context() as m:
+        m.setattr(Grade, "model_validate", counting_validate)
+        m.setattr(JudgeIdentity, "key", property(counting_key))
+        with Store.open(url) as store:
+            rep = lhbench.report(store=store, out=out)
+    assert rep.files is not None and "Leaderboard" in rep.files.markdown.read_text()
+    return validated[0], hashed[0]
+
+
+def test_the_report_builds_no_grade_and_hashes_no_judge_per_grade(
+    stores: dict[int, str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # 30 and 900 grades: a Grade per grade row and a settings hash per grade and section
+    # were most of a million-grade report's time and memory
+    small = _document_work(stores[10], monkeypatch, tmp_path / "small")
+    large = _document_work(stores[300], monkeypatch, tmp_path / "large")
+    assert small[0] == large[0] == 0, f"Grade documents validated: {small[0]}, {large[0]}"
+    assert large[1] == small[1], f"judge keys hashed for 10 runs: {small[1]}, 300: {large[1]}"

@@ -22,6 +22,7 @@ from lhbench.cli.runs import print_summary
 from lhbench.errors import ConfigError, LhbenchError
 
 if TYPE_CHECKING:
+    from lhbench.stats.aj_modes import VerdictReads
     from lhbench.store import Store
 
 __all__ = ["meta_tables", "print_meta_tables", "register"]
@@ -29,20 +30,22 @@ __all__ = ["meta_tables", "print_meta_tables", "register"]
 aj_app = typer.Typer(help="Agent-as-a-Judge: replay, judge, score.", no_args_is_help=True)
 
 
-def meta_tables(store: Store) -> dict[str, Any]:
-    """The AJ-Bench tables from stored verdicts and labels."""
-    from lhbench.reporting import ReportData, aj_section
+def meta_tables(store: Store, reads: VerdictReads | None = None) -> dict[str, Any]:
+    """The AJ-Bench tables from stored verdicts and labels (``reads``: columns already read)."""
+    from lhbench.reporting.aj import aj_section
     from lhbench.reporting.aj_breakdown import aj_breakdown_section
-    from lhbench.reporting.recorded import recorded_agreement_table
+    from lhbench.reporting.aj_data import AjData
+    from lhbench.reporting.recorded import recorded_agreement_table, recorded_outcomes
 
-    data = ReportData.from_store(store, graded=False)  # the AJ tables read no grade or vote
+    data = AjData.from_store(store, reads=reads)  # columns only: no run, grade or vote model
     sec = aj_section(data)
     # the per-domain, failure-mode and turn-budget tables follow AJ-Bench's main ones
     more = aj_breakdown_section(data).tables
     # imported runs' recorded outcomes (MCPMark's) against lhbench's labels
-    recorded = recorded_agreement_table(store.list_runs(), store.list_labels())
-    if recorded is not None:
-        more.append(recorded)
+    if recorded := recorded_outcomes(store):
+        table = recorded_agreement_table(recorded, store.label_facts())
+        if table is not None:
+            more.append(table)
     return {
         "empty": sec.empty,
         "tables": [
@@ -153,12 +156,12 @@ def aj_run(
     print_meta_tables(tables)
 
 
-def _failure_modes(store: Store) -> dict[str, int]:
+def _failure_modes(store: Store, reads: VerdictReads) -> dict[str, int]:
     # how many wrong agent verdicts of each failure mode (a stored tag wins over the rule)
-    from lhbench.jobs.verdicts import verdict_failure_modes
+    from lhbench.stats.aj_modes import verdict_failure_modes
 
     counts: dict[str, int] = {}
-    for mode, _stored in verdict_failure_modes(store).values():
+    for mode, _stored in verdict_failure_modes(store, reads=reads).values():
         counts[mode] = counts.get(mode, 0) + 1
     return counts
 
@@ -169,9 +172,12 @@ def aj_score(as_json: JsonOption = False, db: DbOption = None) -> None:
 
     Example: lhbench aj score --json
     """
+    from lhbench.stats.aj_modes import VerdictReads
+
     with open_store(settings_for(db), create=False) as store:
-        result = meta_tables(store)
-        modes = _failure_modes(store)
+        reads = VerdictReads.of(store)  # one read for the tables and the failure modes
+        result = meta_tables(store, reads)
+        modes = _failure_modes(store, reads)
     if as_json:
         dump_json({**result, "failure_modes": modes})
         return

@@ -12,13 +12,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from lhbench._gc import collector_paused
 from lhbench.jobs.batches import DEFAULT_WINDOW, RequestWindows, drain_caches
 from lhbench.jobs.runner import Assessment, Unit, short_reason
 from lhbench.jobs.states import StateProvider, state_id
 from lhbench.judges import StateRef, VerdictItem, VerdictJudge
 from lhbench.models import PreparedRequest, ReplyCache
 from lhbench.schema import Run, Trajectory, Verdict
+from lhbench.stats.aj_modes import verdict_failure_modes
 from lhbench.store import ResultState, Store
 
 if TYPE_CHECKING:
@@ -124,48 +124,6 @@ class VerdictJob:
     def write(self, results: Sequence[Verdict]) -> None:
         """Verdicts and the responses they came from, one transaction per batch."""
         self.store.save_verdicts(results, cache=drain_caches(self.caches, self.store))
-
-
-@collector_paused()  # every run, label and agent verdict of the store (see lhbench._gc)
-def verdict_failure_modes(
-    store: Store, *, pack_id: str | None = None
-) -> dict[str, tuple[str, bool]]:
-    """Each wrong agent verdict's failure mode: verdict id -> (mode, whether it is stored).
-
-    A stored tag (a reviewer's, or an earlier rule's) wins; otherwise AJ-Bench's rule
-    (:func:`lhbench.stats.aj_modes.failure_mode`) decides (a) or (b) where it can tell, from
-    the run's label and its task's environment (the task's own, or its pack's).
-    """
-    from lhbench.errors import StoreError
-    from lhbench.schema import EnvironmentKind
-    from lhbench.stats.aj_modes import failure_mode
-
-    labels = {lab.run_id: lab.passed for lab in store.list_labels() if lab.passed is not None}
-    runs = {r.id: r for r in store.list_runs(pack_id=pack_id)}
-    kinds: dict[tuple[str, str], EnvironmentKind] = {}
-    # a pack's environment, read once per pack (not once per task: a pack is a whole document)
-    pack_kinds: dict[str, EnvironmentKind] = {}
-    out: dict[str, tuple[str, bool]] = {}
-    for v in store.list_verdicts(judge_kind="agent"):
-        run = runs.get(v.run_id)
-        if run is None or v.run_id not in labels:
-            continue
-        if v.failure_mode:
-            out[v.id] = (v.failure_mode, True)
-            continue
-        where = (run.pack_hash, run.task_id)
-        if where not in kinds:
-            task = store.get_task(*where)
-            if run.pack_hash not in pack_kinds:
-                try:
-                    pack_kinds[run.pack_hash] = store.get_pack(run.pack_hash).environment
-                except StoreError:
-                    pack_kinds[run.pack_hash] = EnvironmentKind.FILESYSTEM
-            kinds[where] = (task.environment.kind if task else None) or pack_kinds[run.pack_hash]
-        mode = failure_mode(v, bool(labels[v.run_id]), kinds[where].value)
-        if mode is not None:
-            out[v.id] = (mode, False)
-    return out
 
 
 def store_failure_modes(store: Store, pack: LoadedPack) -> int:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, NamedTuple
 
-from lhbench.schema import Grade, GradeStatus, Rubric, Tier, judge_labels
+from lhbench.schema import Grade, GradeLike, GradeStatus, Rubric, Tier, judge_labels
 
 if TYPE_CHECKING:
     from lhbench.judges.base import Evidence
@@ -61,11 +61,11 @@ class TierKey(NamedTuple):
         return self.slug
 
 
-def _key_of(g: Grade) -> TierKey:
+def _key_of(g: GradeLike) -> TierKey:
     return TierKey(g.rubric_id, g.rubric_version, g.tier.value, g.rubric_hash)
 
 
-def tier_keys(grades: Iterable[Grade]) -> list[TierKey]:
+def tier_keys(grades: Iterable[GradeLike]) -> list[TierKey]:
     """Every rubric tier graded, in a stable order."""
     return sorted({_key_of(g) for g in grades})
 
@@ -128,7 +128,7 @@ def repeat_sd(n: int, total: float, total_sq: float) -> float:
     return math.sqrt(max(0.0, total_sq / n - mean * mean))
 
 
-def panel_scores(grades: Iterable[Grade], key: TierKey) -> dict[str, RunTierScore]:
+def panel_scores(grades: Iterable[GradeLike], key: TierKey) -> dict[str, RunTierScore]:
     """Run id -> panel score on ``key``, from the grades that hold scores."""
     chosen = [
         g
@@ -157,7 +157,7 @@ def panel_scores(grades: Iterable[Grade], key: TierKey) -> dict[str, RunTierScor
     return out
 
 
-def noise_floor(grades: Iterable[Grade]) -> dict[str, float]:
+def noise_floor(grades: Iterable[GradeLike]) -> dict[str, float]:
     """Per judge: mean over runs of the SD of its own repeated tier scores.
 
     A judge's self-consistency (LH-Bench's noise floor): needs two or more repeats of a

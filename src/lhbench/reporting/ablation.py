@@ -18,7 +18,6 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from lhbench.judges import panel_scores, tier_keys
 from lhbench.reporting.data import ReportData, group_label
 from lhbench.reporting.leaderboard import dimension_order
 from lhbench.reporting.tables import Cell, Section, Table
@@ -64,9 +63,9 @@ def ablation_section(
     sec = Section(f"Ablation by {name}")
     group_by = [k for k in by if k not in (key, f"versions.{name}", name)]
     found = False
-    tkeys = tier_keys(data.grades)
+    tkeys = list(data.facts_by_tier)
     for tkey in tkeys:
-        scores = panel_scores(data.grades, tkey)
+        scores = data.panel_scores(tkey)
         # group -> condition -> [(task cluster, overall, dimension means)]
         cells: dict[str, dict[str, list[tuple[tuple[str, str], float, dict[str, float]]]]] = (
             defaultdict(lambda: defaultdict(list))

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import math
 
-from lhbench.judges import TierKey, tier_keys
+from lhbench.judges import TierKey
 from lhbench.reporting.data import ReportData
-from lhbench.reporting.leaderboard import agreement_levels
+from lhbench.reporting.leaderboard import tier_agreement
 from lhbench.reporting.tables import Cell, Section, Table
 from lhbench.schema import GradeStatus
-from lhbench.stats import PanelAgreement, panel_agreement
+from lhbench.stats import PanelAgreement
 
 __all__ = ["agreement_section"]
 
@@ -18,19 +18,10 @@ def agreement_section(data: ReportData) -> tuple[Section, dict[TierKey, PanelAgr
     """Judge agreement per rubric version (LH-Bench Table 8) with pairwise κ matrices."""
     sec = Section("Judge agreement")
     results: dict[TierKey, PanelAgreement] = {}
-    keys = tier_keys(data.grades)
+    keys = list(data.facts_by_tier)
     normalised_keys = []
     for key in keys:
-        levels, normalised = agreement_levels(data, key)
-        agree = panel_agreement(
-            [
-                g
-                for g in data.grades
-                if (g.rubric_id, g.rubric_version, g.tier.value, g.rubric_hash) == key
-            ],
-            levels=levels,
-            normalised=normalised,
-        )
+        agree, normalised = tier_agreement(data, key)
         if normalised:
             normalised_keys.append(key.title)
         if len(agree.judges) >= 2:
@@ -80,10 +71,8 @@ def agreement_section(data: ReportData) -> tuple[Section, dict[TierKey, PanelAgr
         rubric = data.rubric_for(key.rubric_id, key.version)
         units = {
             (g.run_id, s.dimension_id)
-            for g in data.grades
-            if (g.rubric_id, g.rubric_version, g.tier.value, g.rubric_hash) == key
-            and g.status == GradeStatus.OK
-            and g.repeat == 0
+            for g in data.facts_by_tier[key]
+            if g.status == GradeStatus.OK and g.repeat == 0
             for s in g.scores
             if s.score is not None
         }

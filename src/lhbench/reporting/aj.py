@@ -17,19 +17,23 @@ import json
 import math
 from collections import Counter, defaultdict
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from typing import TypeVar
 
 import numpy as np
 
+from lhbench.reporting.aj_data import AjData, AjRun, aj_data
 from lhbench.reporting.data import ReportData
 from lhbench.reporting.tables import Cell, Section, Table
-from lhbench.schema import Run, Verdict
 from lhbench.stats import binary_metrics, macro_f1, t_ci
+from lhbench.store import VerdictDetail
 
-__all__ = ["aj_section", "answer_of", "judge_configs", "per_trajectory"]
+__all__ = ["aj_section", "judge_configs", "per_trajectory"]
 
 
-def judge_configs(verdicts: list[Verdict]) -> Callable[[Verdict], tuple[str, str, str]]:
+def judge_configs(
+    verdicts: list[VerdictDetail],
+) -> Callable[[VerdictDetail], tuple[str, str, str]]:
     """A verdict's judge configuration: (model, kind, the settings that vary for it).
 
     The settings part names only the settings whose values differ among one model and
@@ -50,22 +54,24 @@ def judge_configs(verdicts: list[Verdict]) -> Callable[[Verdict], tuple[str, str
         for mk, by_key in seen.items()
     }
 
-    memo: dict[int, tuple[str, str, str]] = {}
+    # one judge config hash is one model, kind and settings: worked out once per judge
+    memo: dict[str, tuple[str, str, str]] = {}
 
-    def config(v: Verdict) -> tuple[str, str, str]:
-        if id(v) not in memo:
+    def config(v: VerdictDetail) -> tuple[str, str, str]:
+        got = memo.get(v.judge.key)
+        if got is None:
             mk = _mk(v)
             shown = ", ".join(
                 f"{k}={_show(v.judge.settings[k]) if k in v.judge.settings else '(not set)'}"
                 for k in keys.get(mk, [])
             )
-            memo[id(v)] = (*mk, shown)
-        return memo[id(v)]
+            got = memo[v.judge.key] = (*mk, shown)
+        return got
 
     return config
 
 
-def _mk(v: Verdict) -> tuple[str, str]:
+def _mk(v: VerdictDetail) -> tuple[str, str]:
     return v.judge.model, v.judge.kind.value
 
 
@@ -76,16 +82,13 @@ def _show(value: object) -> str:
 R = TypeVar("R")
 
 
-def answer_of(run: Run | None) -> str | None:
-    """The search answer (trajectory) a search item's run belongs to: ``pack/task/answer``."""
-    if run is None or "item" not in run.metadata or "answer" not in run.metadata:
-        return None
-    return f"{run.pack_id}/{run.task_id}/{run.metadata['answer']}"
+def _answer(run: AjRun | None) -> str | None:
+    return None if run is None else run.answer
 
 
 def per_trajectory(
-    rows: Sequence[tuple[Verdict, bool, R]], runs: Mapping[str, Run]
-) -> tuple[list[tuple[Verdict, bool, R]], int]:
+    rows: Sequence[tuple[VerdictDetail, bool, R]], runs: Mapping[str, AjRun]
+) -> tuple[list[tuple[VerdictDetail, bool, R]], int]:
     """Search items folded into one row per answer, as AJ-Bench scores its search domain.
 
     AJ-Bench labels and judges a search answer item by item, then "aggregate[s] the
@@ -100,11 +103,11 @@ def per_trajectory(
         The rows, and how many answers were left out because some of their items have no
         verdict (an error) or no label: an answer is only scored whole.
     """
-    items_of: Counter[str] = Counter(a for r in runs.values() if (a := answer_of(r)) is not None)
-    out: list[tuple[Verdict, bool, R]] = []
-    groups: dict[tuple[str, int, str], list[tuple[Verdict, bool, R]]] = defaultdict(list)
+    items_of: Counter[str] = Counter(r.answer for r in runs.values() if r.answer is not None)
+    out: list[tuple[VerdictDetail, bool, R]] = []
+    groups: dict[tuple[str, int, str], list[tuple[VerdictDetail, bool, R]]] = defaultdict(list)
     for v, label, rest in rows:
-        answer = answer_of(runs.get(v.run_id))
+        answer = _answer(runs.get(v.run_id))
         if answer is None:
             out.append((v, label, rest))
         else:
@@ -117,8 +120,8 @@ def per_trajectory(
             continue
         said = all(g[0].verdict == "PASS" for g in decided)
         first = decided[0][0]
-        folded = first.model_copy(
-            update={"run_id": answer, "verdict": "PASS" if said else "FAIL", "failure_mode": None}
+        folded = replace(
+            first, run_id=answer, verdict="PASS" if said else "FAIL", failure_mode=None
         )
         out.append((folded, all(g[1] for g in decided), decided[0][2]))
     return out, partial
@@ -129,8 +132,9 @@ def _nanmean(values: Sequence[float]) -> float:
     return float(np.mean(defined)) if defined else math.nan
 
 
-def aj_section(data: ReportData, *, confidence: float = 0.95) -> Section:
+def aj_section(data: ReportData | AjData, *, confidence: float = 0.95) -> Section:
     """Agent-as-a-Judge meta-evaluation (AJ-Bench Table 3 and Table 9)."""
+    data = aj_data(data)
     sec = Section("Agent-as-a-Judge meta-evaluation")
     item_rows = []
     unlabelled = 0
@@ -141,24 +145,28 @@ def aj_section(data: ReportData, *, confidence: float = 0.95) -> Section:
             unlabelled += 1
             continue
         task = data.task_of(run)
-        sub = (task.tags.subdomain or task.tags.category) if task else None
+        sub = (task.subdomain or task.category) if task else None
         item_rows.append((v, label, sub or "all"))
     if not item_rows:
         sec.empty = "No verdicts with labels yet: `lhbench aj run` produces them."
         return sec
     errors = sum(1 for v, _, _ in item_rows if v.verdict is None)
     # search items scored per answer (AJ-Bench §4.1); every other run is its own unit
-    search_items = [r for r in item_rows if answer_of(data.runs.get(r[0].run_id)) is not None]
+    search_items = [r for r in item_rows if _answer(data.runs.get(r[0].run_id)) is not None]
     rows, partial = per_trajectory([r for r in item_rows if r[0].verdict is not None], data.runs)
     subs = sorted({s for _, _, s in item_rows})
     cfg = judge_configs([v for v, _, _ in item_rows])
     configs = sorted({cfg(v) for v, _, _ in item_rows})
+    # each configuration's units, in their order (one pass, not one per table cell)
+    rows_of: dict[tuple[str, str, str], list[tuple[VerdictDetail, bool, str]]] = defaultdict(list)
+    for row in rows:
+        rows_of[cfg(row[0])].append(row)
 
     def f1_by_repeat(config: tuple[str, str, str], sub: str | None) -> dict[int, float]:
         """Repeat number -> F1 (NaN when undefined: no PASS among labels or verdicts)."""
         by_repeat: dict[int, tuple[list[bool], list[bool]]] = defaultdict(lambda: ([], []))
-        for v, label, s in rows:
-            if cfg(v) != config or (sub is not None and s != sub):
+        for v, label, s in rows_of.get(config, ()):
+            if sub is not None and s != sub:
                 continue
             by_repeat[v.repeat][0].append(label)
             by_repeat[v.repeat][1].append(v.verdict == "PASS")
@@ -228,7 +236,7 @@ def aj_section(data: ReportData, *, confidence: float = 0.95) -> Section:
             else (math.nan, math.nan)
         )
         pooled = f1_by_repeat(config, None)
-        n = sum(1 for v, _, _ in rows if cfg(v) == config)
+        n = len(rows_of.get(config, ()))
         main.rows.append(
             [
                 model,
@@ -294,7 +302,7 @@ def aj_section(data: ReportData, *, confidence: float = 0.95) -> Section:
     )
     for config in configs:
         model, kind, setting = config
-        mine = [(lab, v.verdict == "PASS", s) for v, lab, s in rows if cfg(v) == config]
+        mine = [(lab, v.verdict == "PASS", s) for v, lab, s in rows_of.get(config, ())]
         if not mine:
             continue
         metrics = {
@@ -347,8 +355,8 @@ def _row_overall(table: Table, config: tuple[str, str, str]) -> float:
 
 
 def _item_level(
-    rows: Sequence[tuple[Verdict, bool, str]],
-    cfg: Callable[[Verdict], tuple[str, str, str]],
+    rows: Sequence[tuple[VerdictDetail, bool, str]],
+    cfg: Callable[[VerdictDetail], tuple[str, str, str]],
     configs: list[tuple[str, str, str]],
 ) -> Table:
     """Search subdomains scored per item (lhbench's figure, not AJ-Bench's)."""

@@ -14,21 +14,25 @@ import json
 import math
 import re
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
 from lhbench.reporting.aj import judge_configs, per_trajectory
+from lhbench.reporting.aj_data import AjData, aj_data
 from lhbench.reporting.data import ReportData
 from lhbench.reporting.tables import Section, Table
-from lhbench.schema import Verdict
 from lhbench.stats import binary_metrics, macro_f1, t_ci
 from lhbench.stats.aj_modes import failure_mode
+from lhbench.store import VerdictDetail
 
 __all__ = ["aj_breakdown_section"]
 _METRICS = ("f1", "precision", "recall", "fpr", "fnr")
 # judge settings with a table of their own; every other varying setting gets a generic one
 _OWN_TABLES = frozenset({"tool_budget", "tool_set"})
+# (verdict, label, subdomain)
+_Row = tuple[VerdictDetail, bool, str]
 
 
 def _per_repeat(rows: Sequence[tuple[int, bool, bool]]) -> dict[str, list[float]]:
@@ -56,19 +60,20 @@ def _ci(xs: list[float], confidence: float) -> tuple[float, float]:
     return t_ci(defined, confidence, bounds=(0.0, 1.0)) if defined else (math.nan, math.nan)
 
 
-def aj_breakdown_section(data: ReportData, *, confidence: float = 0.95) -> Section:
+def aj_breakdown_section(data: ReportData | AjData, *, confidence: float = 0.95) -> Section:
     """Per-domain and per-subdomain metrics with CIs, failure modes, and the ablations."""
+    data = aj_data(data)
     sec = Section("Agent-as-a-Judge by domain and subdomain")
-    rows: list[tuple[Verdict, bool, str, str, str | None]] = []
+    rows: list[tuple[VerdictDetail, bool, str, str, str | None]] = []
     for v in data.verdicts:
         label = data.label_of(v.run_id)
         run = data.runs.get(v.run_id)
         if label is None or run is None or v.verdict is None:
             continue
         task = data.task_of(run)
-        domain = (task.tags.category if task else None) or "all"
-        sub = (task.tags.subdomain if task else None) or domain
-        kind = task.environment.kind.value if task and task.environment.kind else None
+        domain = (task.category if task else None) or "all"
+        sub = (task.subdomain if task else None) or domain
+        kind = task.kind if task else None
         rows.append((v, label, domain, sub, kind))
     if not rows:
         sec.empty = "No verdicts with labels yet: `lhbench aj run` produces them."
@@ -107,12 +112,23 @@ def aj_breakdown_section(data: ReportData, *, confidence: float = 0.95) -> Secti
 
     judge_config = judge_configs([v for v, *_ in rows])
 
-    def config(v: Verdict) -> tuple[str, str, int, str]:
-        budget_ = int(v.judge.settings.get("tool_budget", 0))
-        return v.judge.model, v.judge.kind.value, budget_, judge_config(v)[2]
+    memo: dict[str, tuple[str, str, int, str]] = {}
 
-    for model, kind, budget_, setting in sorted({config(v) for v, *_ in rows}):
-        mine = [r for r in rows if config(r[0]) == (model, kind, budget_, setting)]
+    def config(v: VerdictDetail) -> tuple[str, str, int, str]:
+        # one judge config hash is one model, kind and settings: worked out once per judge
+        got = memo.get(v.judge.key)
+        if got is None:
+            budget_ = int(v.judge.settings.get("tool_budget", 0))
+            got = v.judge.model, v.judge.kind.value, budget_, judge_config(v)[2]
+            memo[v.judge.key] = got
+        return got
+
+    # each configuration's units, in their order (one pass, not one per configuration)
+    rows_of: dict[tuple[str, str, int, str], list[tuple[Any, ...]]] = defaultdict(list)
+    for r in rows:
+        rows_of[config(r[0])].append(r)
+    for model, kind, budget_, setting in sorted(rows_of):
+        mine = rows_of[(model, kind, budget_, setting)]
         for domain in sorted({r[2] for r in mine}):
             in_domain = [r for r in mine if r[2] == domain]
             groups = [
@@ -204,7 +220,7 @@ def aj_breakdown_section(data: ReportData, *, confidence: float = 0.95) -> Secti
         columns=["judge model", "tool budget", "overall", "pooled F1", "mean tool calls", "n"],
         notes=["overall: the mean of the subdomain F1 scores (each averaged over repeats)."],
     )
-    by_budget: dict[tuple[str, int], list[tuple[Verdict, bool, str]]] = defaultdict(list)
+    by_budget: dict[tuple[str, int], list[tuple[VerdictDetail, bool, str]]] = defaultdict(list)
     for v, lab, _, sub, _ in rows:
         if v.judge.kind.value == "agent":
             b = int(v.judge.settings.get("tool_budget", 0))
@@ -233,7 +249,7 @@ def aj_breakdown_section(data: ReportData, *, confidence: float = 0.95) -> Secti
         columns=["judge model", "tool set", "overall", "pooled F1", "n"],
         notes=["overall: the mean of the subdomain F1 scores (each averaged over repeats)."],
     )
-    by_tools: dict[tuple[str, str], list[tuple[Verdict, bool, str]]] = defaultdict(list)
+    by_tools: dict[tuple[str, str], list[tuple[VerdictDetail, bool, str]]] = defaultdict(list)
     for v, lab, _, sub, _ in rows:
         agentic = v.judge.kind.value == "agent"
         ts = str(v.judge.settings.get("tool_set", "state+trajectory")) if agentic else "none"
@@ -252,7 +268,7 @@ def _axis_slug(axis: str) -> str:
     return re.sub(r"[^A-Za-z0-9]+", "_", axis).strip("_")[:40] or "setting"
 
 
-def _axis_value(settings: dict[str, object], axis: str) -> str:
+def _axis_value(settings: Mapping[str, object], axis: str) -> str:
     if axis not in settings:
         return "(not set)"
     value = settings[axis]
@@ -260,7 +276,7 @@ def _axis_value(settings: dict[str, object], axis: str) -> str:
 
 
 def _setting_ablations(
-    rows: Sequence[tuple[Verdict, bool, str, str, str | None]],
+    rows: Sequence[tuple[VerdictDetail, bool, str, str, str | None]],
 ) -> list[Table]:
     """One table per other judge setting that takes two or more values for one judge.
 
@@ -271,7 +287,9 @@ def _setting_ablations(
     tables = []
     axes = sorted({k for v, *_ in rows for k in v.judge.settings} - _OWN_TABLES)
     for axis in axes:
-        groups: dict[tuple[str, str, str], list[tuple[Verdict, bool, str]]] = defaultdict(list)
+        groups: dict[tuple[str, str, str], list[tuple[VerdictDetail, bool, str]]] = defaultdict(
+            list
+        )
         for v, lab, _, sub, _ in rows:
             value = _axis_value(v.judge.settings, axis)
             groups[(v.judge.model, v.judge.kind.value, value)].append((v, lab, sub))
@@ -300,7 +318,7 @@ def _setting_ablations(
     return tables
 
 
-def _overall(grp: Sequence[tuple[Verdict, bool, str]]) -> tuple[float, float]:
+def _overall(grp: Sequence[tuple[VerdictDetail, bool, str]]) -> tuple[float, float]:
     """(mean of subdomain F1, pooled F1), each averaged over repeats, in %."""
     per_sub = {}
     for sub in sorted({s for *_, s in grp}):

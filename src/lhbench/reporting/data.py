@@ -18,12 +18,14 @@ from typing import Protocol, TypeVar
 
 from lhbench._gc import collector_paused
 from lhbench.config import Settings
+from lhbench.judges import RunTierScore, TierKey, panel_scores
 from lhbench.schema import (
     ChapterGrade,
     ChapterRubricRecord,
     FailureKind,
     Grade,
     JudgeKind,
+    JudgeLike,
     Label,
     PreferenceVote,
     Rubric,
@@ -32,15 +34,18 @@ from lhbench.schema import (
     Trajectory,
     Verdict,
 )
-from lhbench.store import Store, group_key
+from lhbench.stats import PanelAgreement
+from lhbench.store import GradeFact, JudgeName, ScoreFact, Store, group_key
 
 __all__ = [
     "Exclusions",
     "ReportData",
     "configured_panel",
     "current_chapter_grades",
+    "current_grade_facts",
     "current_grades",
     "current_votes",
+    "grade_fact",
     "group_label",
     "label_is_stale",
     "label_outcomes",
@@ -60,6 +65,26 @@ class LabelLike(Protocol):
 
 
 L = TypeVar("L", bound=LabelLike)
+
+
+class JudgedLike(Protocol):
+    """What deciding whether a judgement is current reads (a ``Grade`` or a stand-in)."""
+
+    @property
+    def run_id(self) -> str: ...
+    @property
+    def rubric_id(self) -> str: ...
+    @property
+    def rubric_version(self) -> str: ...
+    @property
+    def rubric_hash(self) -> str: ...
+    @property
+    def judge(self) -> JudgeLike: ...
+    @property
+    def created_at(self) -> datetime: ...
+
+
+J = TypeVar("J", bound=JudgedLike)
 
 
 def outcome_labels(labels: Iterable[L]) -> dict[str, L]:
@@ -249,13 +274,13 @@ def current_chapter_grades(
 
 
 def current_grades(
-    grades: Iterable[Grade],
+    grades: Iterable[J],
     runs: dict[str, Run],
     rubric_hashes: dict[tuple[str, str], str],
     library: dict[str, str],
     *,
     panel: set[str] | None = None,
-) -> tuple[list[Grade], Exclusions]:
+) -> tuple[list[J], Exclusions]:
     """Grades made with the current rubric content by current judges, and what was left out.
 
     Args:
@@ -295,6 +320,94 @@ def current_grades(
             continue
         keep.append(g)
     return keep, ex
+
+
+def grade_fact(grade: Grade, judge: JudgeName | None = None) -> GradeFact:
+    """A grade's lean facts (what the report's figures read), its judge's key computed once."""
+    return GradeFact(
+        run_id=grade.run_id,
+        rubric_id=grade.rubric_id,
+        rubric_version=grade.rubric_version,
+        rubric_hash=grade.rubric_hash,
+        tier=grade.tier,
+        judge=judge or JudgeName(grade.judge.key, grade.judge.label),
+        status=grade.status,
+        retryable=grade.retryable,
+        tier_score=grade.tier_score,
+        repeat=grade.repeat,
+        scores=tuple(ScoreFact(s.dimension_id, s.scale, s.score) for s in grade.scores),
+    )
+
+
+@dataclass(frozen=True)
+class _Combo:
+    """Stands for every grade of one judge config on one rubric content and tier in a pack."""
+
+    run_id: str  # one of the grades' runs (of the pack, or not in the store)
+    rubric_id: str
+    rubric_version: str
+    rubric_hash: str
+    judge: JudgeName
+    created_at: datetime  # the judge config's newest grade anywhere
+
+
+def current_grade_facts(
+    facts: Sequence[GradeFact],
+    runs: dict[str, Run],
+    rubric_hashes: dict[tuple[str, str], str],
+    library: dict[str, str],
+    newest: dict[str, datetime],
+    *,
+    panel: set[str] | None = None,
+) -> tuple[list[GradeFact], Exclusions]:
+    """:func:`current_grades` over lean grades, asked once per combination, not per grade.
+
+    Whether a grade is current depends only on its run's pack, rubric content, tier and
+    judge config (and the judge config's newest grade, ``newest``), so the rule is asked
+    of one stand-in per combination and its answer, and exclusion counts, applied to
+    all its grades (as the web overview does).
+    """
+    combos: dict[tuple[str | None, str, str, str, str, str], list[GradeFact]] = defaultdict(list)
+    for f in facts:
+        run = runs.get(f.run_id)
+        key = (run.pack_id if run else None, f.rubric_id, f.rubric_version, f.rubric_hash)
+        combos[(*key, f.tier.value, f.judge.key)].append(f)
+    reps = {
+        combo: _Combo(
+            members[0].run_id,
+            combo[1],
+            combo[2],
+            combo[3],
+            members[0].judge,
+            newest[combo[5]],
+        )
+        for combo, members in combos.items()
+    }
+    kept, _ = current_grades(list(reps.values()), runs, rubric_hashes, library, panel=panel)
+    current = {id(r) for r in kept}
+    ex = Exclusions()
+    for combo, rep in reps.items():
+        if id(rep) in current:
+            continue
+        n = len(combos[combo])
+        # the reason: asked alone, a stand-in is never stale by judge (it is its own latest)
+        _, alone = current_grades([rep], runs, rubric_hashes, library, panel=panel)
+        if alone.unknown_run:
+            ex.unknown_run += n
+        elif alone.stale_rubric:
+            ex.stale_rubric[(rep.rubric_id, rep.rubric_version)] += n
+        elif alone.not_in_panel:
+            ex.not_in_panel[rep.judge.label] += n
+        else:
+            ex.stale_judge[rep.judge.label] += n
+    keep = {combo for combo, rep in reps.items() if id(rep) in current}
+    out = []
+    for f in facts:
+        run = runs.get(f.run_id)
+        key = (run.pack_id if run else None, f.rubric_id, f.rubric_version, f.rubric_hash)
+        if (*key, f.tier.value, f.judge.key) in keep:
+            out.append(f)
+    return out, ex
 
 
 def current_votes(
@@ -396,6 +509,11 @@ class ReportData:
     stale_chapter_grades: int = 0
     # human votes on one chapter of two courses (programmatic content); never in ``votes``
     chapter_votes: list[PreferenceVote] = field(default_factory=list)
+    # the lean load (``from_store(lean=True)``): grades as facts, ``grades`` left empty
+    lean_grades: list[GradeFact] | None = None
+    all_lean_grades: list[GradeFact] | None = None
+    # each tier's panel agreement, once computed (leaderboard and agreement sections)
+    agreements: dict[TierKey, tuple[PanelAgreement, bool]] = field(default_factory=dict)
 
     @classmethod
     def build(
@@ -457,6 +575,7 @@ class ReportData:
         panel: set[str] | None = None,
         check_packs: bool = True,
         graded: bool = True,
+        lean: bool = False,
     ) -> ReportData:
         """Load what the report needs from ``store``.
 
@@ -472,6 +591,9 @@ class ReportData:
             graded: Load grades, votes and chapter grades. False: runs, verdicts and
                 labels only (what the Agent-as-a-Judge tables read: ``aj score`` need not
                 hold a team's million grades in memory).
+            lean: Read grades as :class:`GradeFact` (columns and dimension scores, no
+                document: what every report figure reads) into ``lean_grades`` and
+                ``all_lean_grades``; ``grades`` and ``all_grades`` stay empty.
         """
         changes: list[str] = []
         if check_packs:
@@ -491,7 +613,7 @@ class ReportData:
         for _pack_id, _version, content_hash in store.list_pack_versions():
             rubrics.extend(store.get_pack(content_hash).rubrics)
         task_hashes = {(pack_id, t.id): t.content_hash for pack_id, t in tasks}
-        runs = store.list_runs()
+        runs = list(store.iter_runs())
         by_id = {r.id: r for r in runs}
         labels, stale_labels = [], 0
         for lab in store.list_labels():
@@ -516,19 +638,30 @@ class ReportData:
             data.excluded.stale_labels = 0 if include_stale else stale_labels
             return data
         keep = _Without(data.excluded.infra_runs)
-        all_grades = keep(store.list_grades())
         all_votes = keep(store.list_votes(include_failed=True))
-        data.all_grades = all_grades
         data.failed_votes = [v for v in all_votes if v.status != "ok"]
         ok_votes = [v for v in all_votes if v.status == "ok"]
+        if lean:
+            judges = {k: JudgeName(k, ident.label) for k, ident in store.judge_identities().items()}
+            all_facts = keep(store.grade_facts(judges))
+            data.all_lean_grades = all_facts
+            data.lean_grades = all_facts
+        else:
+            data.all_grades = keep(store.list_grades())
+            data.grades = data.all_grades
         if include_stale:
-            data.grades = all_grades
             data.votes = ok_votes
         else:
             before = data.excluded
-            data.grades, data.excluded = current_grades(
-                all_grades, data.runs, rubric_hashes, library, panel=panel
-            )
+            if lean:
+                newest = store.judge_last_graded(excluding=list(data.excluded.infra_runs))
+                data.lean_grades, data.excluded = current_grade_facts(
+                    all_facts, data.runs, rubric_hashes, library, newest, panel=panel
+                )
+            else:
+                data.grades, data.excluded = current_grades(
+                    data.all_grades, data.runs, rubric_hashes, library, panel=panel
+                )
             data.excluded.infra_runs = before.infra_runs
             data.excluded.infra_judgements = before.infra_judgements
             data.excluded.infra_labels = before.infra_labels
@@ -553,6 +686,49 @@ class ReportData:
                 data.chapter_grades, data.runs, rubric_hashes, store.list_chapter_rubrics()
             )
         return data
+
+    @cached_property
+    def _facts(self) -> tuple[list[GradeFact], list[GradeFact]]:
+        if self.lean_grades is not None:
+            return self.lean_grades, self.all_lean_grades or []
+        judges: dict[int, JudgeName] = {}
+        facts: dict[int, GradeFact] = {}
+        for g in (*self.all_grades, *self.grades):
+            if id(g) not in facts:
+                # a judge's key is a hash of its settings: computed once per identity object
+                judge = judges.get(id(g.judge))
+                if judge is None:
+                    judge = judges[id(g.judge)] = JudgeName(g.judge.key, g.judge.label)
+                facts[id(g)] = grade_fact(g, judge)
+        return [facts[id(g)] for g in self.grades], [facts[id(g)] for g in self.all_grades]
+
+    @property
+    def grade_facts(self) -> list[GradeFact]:
+        """The current grades as facts (what every report figure reads), oldest first."""
+        return self._facts[0]
+
+    @property
+    def all_grade_facts(self) -> list[GradeFact]:
+        """Every stored grade as facts (health counts); current ones are the same objects."""
+        return self._facts[1]
+
+    @cached_property
+    def facts_by_tier(self) -> dict[TierKey, list[GradeFact]]:
+        """The current grades per rubric tier (:func:`tier_keys` order), oldest first."""
+        out: dict[TierKey, list[GradeFact]] = defaultdict(list)
+        for f in self.grade_facts:
+            out[TierKey(f.rubric_id, f.rubric_version, f.tier.value, f.rubric_hash)].append(f)
+        return {k: out[k] for k in sorted(out)}
+
+    def panel_scores(self, key: TierKey) -> dict[str, RunTierScore]:
+        """Run id -> panel score on one tier (:func:`lhbench.judges.panel_scores`), once."""
+        if key not in self._panel_scores:
+            self._panel_scores[key] = panel_scores(self.facts_by_tier.get(key, []), key)
+        return self._panel_scores[key]
+
+    @cached_property
+    def _panel_scores(self) -> dict[TierKey, dict[str, RunTierScore]]:
+        return {}
 
     def trajectories(self, run_ids: Sequence[str]) -> Iterator[Trajectory]:
         """The runs' trajectories in order (empty without a way to load them).

@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import astuple
 
 from lhbench.reporting.data import ReportData, group_label
 from lhbench.reporting.tables import Section, Table
-from lhbench.stats import agent_table, error_events, type_table
+from lhbench.schema import Run, Trajectory
+from lhbench.stats import AgentFailureRow, ErrorEvent, agent_table, error_events, type_table
 
 __all__ = ["failures_section"]
+
+# runs whose steps are held at once (the store reads them in slices of this size too)
+_SLICE = 500
 
 
 def failures_section(data: ReportData, by: Sequence[str]) -> Section:
@@ -18,18 +23,35 @@ def failures_section(data: ReportData, by: Sequence[str]) -> Section:
         sec.empty = "No runs with trajectories yet: import or run some."
         return sec
     runs = list(data.runs.values())
-    loaded = [
-        (group_label(run, by), run, traj)
-        for run, traj in zip(runs, data.trajectories([r.id for r in runs]), strict=True)
-        if traj.steps
-    ]
+    # a slice of runs' steps at a time (a team's store has 600,000): only the error events
+    # and the per-group counts are kept
+    events: list[ErrorEvent] = []
+    per_group: dict[str, list[int]] = {}
+    loaded = 0
+    batch: list[tuple[str, Run, Trajectory]] = []
+
+    def count(batch: list[tuple[str, Run, Trajectory]]) -> None:
+        for row in agent_table(batch):
+            acc = per_group.setdefault(row.group, [0] * 7)
+            for i, n in enumerate(astuple(row)[1:]):
+                acc[i] += n
+
+    for run, traj in zip(runs, data.trajectories([r.id for r in runs]), strict=True):
+        if not traj.steps:
+            continue
+        loaded += 1
+        events.extend(error_events(traj))
+        batch.append((group_label(run, by), run, traj))
+        if len(batch) == _SLICE:
+            count(batch)
+            batch = []
+    count(batch)
     if not loaded:
         sec.empty = "No runs with trajectories yet: import or run some."
         return sec
-    events = [e for _, _, traj in loaded for e in error_events(traj)]
     types = Table(
         slug="failure_types",
-        title=f"Failure taxonomy across {len(loaded)} runs ({len(events)} errors)",
+        title=f"Failure taxonomy across {loaded} runs ({len(events)} errors)",
         columns=["error type", "count", "recovered", "recovery %"],
         digits=1,
         notes=[
@@ -66,7 +88,7 @@ def failures_section(data: ReportData, by: Sequence[str]) -> Section:
             "payload; recovery % = recovered errors / errors (as in the taxonomy table)."
         ],
     )
-    for a in agent_table(loaded):
+    for a in (AgentFailureRow(g, *n) for g, n in sorted(per_group.items())):
         agents.rows.append(
             [
                 a.group,

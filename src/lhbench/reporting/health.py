@@ -14,10 +14,11 @@ __all__ = ["grading_health_section"]
 def grading_health_section(data: ReportData) -> Section:
     """Parse failures, errors and unscorable dimensions, kept out of every score above."""
     sec = Section("Grading health")
-    if not data.all_grades and not data.failed_votes:
+    if not data.all_grade_facts and not data.failed_votes:
         sec.empty = "No grades yet: `lhbench judge` grades runs."
         return sec
-    current = {g.key for g in data.grades}
+    # the current grades are the same objects as their stored ones (ReportData.grade_facts)
+    current = {id(g) for g in data.grade_facts}
     table = Table(
         slug="grading_health",
         title="Grades by status per judge, every stored grade (failed grades and unscorable "
@@ -40,7 +41,7 @@ def grading_health_section(data: ReportData) -> Section:
         ],
     )
     counts: dict[tuple[str, str, str, str], list[int]] = defaultdict(lambda: [0] * 6)
-    for g in data.all_grades:
+    for g in data.all_grade_facts:
         c = counts[(g.rubric_id, g.rubric_version, g.tier.value, g.judge.label)]
         if g.status == GradeStatus.OK:
             c[0] += 1
@@ -51,7 +52,7 @@ def grading_health_section(data: ReportData) -> Section:
         else:
             c[3] += 1
         c[4] += sum(1 for s in g.scores if s.score is None)
-        c[5] += g.key not in current
+        c[5] += id(g) not in current
     for k, c in sorted(counts.items()):
         table.rows.append([*k, *c])
     sec.tables.append(table)

@@ -14,12 +14,17 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from lhbench.judges import RunTierScore, TierKey, panel_scores, tier_keys
-from lhbench.judges.panel import _key_of
+from lhbench.judges import RunTierScore, TierKey
 from lhbench.reporting.data import ReportData, group_label
 from lhbench.reporting.tables import Cell, Section, Table
 from lhbench.schema import MIXED_SCALE_RULE, Scale, Tier
-from lhbench.stats import bootstrap_ci, few_clusters_note, panel_agreement, proportion
+from lhbench.stats import (
+    PanelAgreement,
+    bootstrap_ci,
+    few_clusters_note,
+    panel_agreement,
+    proportion,
+)
 from lhbench.stats.agreement import normalised_score
 
 __all__ = [
@@ -34,6 +39,7 @@ __all__ = [
     "pass_rate_row",
     "pass_rate_rows",
     "scale_levels",
+    "tier_agreement",
 ]
 
 
@@ -77,11 +83,13 @@ def _tier(data: ReportData, key: TierKey) -> Tier | None:
 
 
 def _seen_scales(data: ReportData, key: TierKey) -> set[Scale]:
+    # every content of the rubric version's tier (the key without its hash)
     return {
         s.scale
-        for g in data.grades
-        if (g.rubric_id, g.rubric_version, g.tier.value) == key[:3]
-        for s in g.scores
+        for k, facts in data.facts_by_tier.items()
+        if k[:3] == key[:3]
+        for scores in {g.scores for g in facts}
+        for s in scores
     }
 
 
@@ -105,6 +113,22 @@ def agreement_levels(data: ReportData, key: TierKey) -> tuple[list[float], bool]
         raw: list[float] = list(scale_levels(data, key))
         return raw, False
     return sorted({normalised_score(lv, s) for s in scales for lv in s.levels}), True
+
+
+def tier_agreement(data: ReportData, key: TierKey) -> tuple[PanelAgreement, bool]:
+    """The panel's agreement on one tier, and whether its scores were normalised.
+
+    Computed once per report data and tier (the leaderboard's κ row and the agreement
+    section show the same figures).
+    """
+    cached = data.agreements.get(key)
+    if cached is None:
+        levels, normalised = agreement_levels(data, key)
+        agree = panel_agreement(
+            data.facts_by_tier.get(key, []), levels=levels, normalised=normalised
+        )
+        cached = data.agreements[key] = (agree, normalised)
+    return cached
 
 
 def _scale_range(data: ReportData, key: TierKey) -> str:
@@ -183,10 +207,11 @@ def leaderboard_rows(
     pack_id: str | None = None,
 ) -> list[LeaderboardRow]:
     """Per-group rows, best mean first (only runs of ``pack_id`` when given)."""
-    scores = panel_scores(data.grades, key)
+    graded = data.facts_by_tier.get(key, [])
+    scores = data.panel_scores(key)
     # the tier's panel: every judge that graded it; a run scored by fewer (a judge's grade
     # failed or is missing) has an incomplete panel, its score a mean over fewer judges
-    panel = {g.judge.key for g in data.grades if tuple(_key_of(g)) == tuple(key)}
+    panel = {g.judge.key for g in graded}
     groups: dict[str, list[str]] = defaultdict(list)
     for run_id in sorted(scores):
         run = data.runs.get(run_id)
@@ -255,7 +280,7 @@ def leaderboard_section(data: ReportData, by: Sequence[str], *, seed: int = 0) -
     """Leaderboard per tier, rubric decomposition, and pass rates."""
     sec = Section("Leaderboard")
     sec.notes.extend(data.excluded.notes())
-    keys = tier_keys(data.grades)
+    keys = list(data.facts_by_tier)
     for key in keys:
         rows = leaderboard_rows(data, key, by, seed=seed)
         if not rows:
@@ -300,16 +325,7 @@ def leaderboard_section(data: ReportData, by: Sequence[str], *, seed: int = 0) -
 
         seen = {d for r in rows for d in r.dimension_means}
         dims = dimension_order(data, key, seen)
-        levels, normalised = agreement_levels(data, key)
-        agree = panel_agreement(
-            [
-                g
-                for g in data.grades
-                if (g.rubric_id, g.rubric_version, g.tier.value, g.rubric_hash) == key
-            ],
-            levels=levels,
-            normalised=normalised,
-        )
+        agree, normalised = tier_agreement(data, key)
         decomp = Table(
             slug=f"decomposition_{key.unique_slug(keys)}",
             title=f"{key.title}: per-dimension means (panel average)",

@@ -9,23 +9,46 @@ two, one row per recording system, over runs where both decided.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
 
+from lhbench.reporting.data import LabelLike
 from lhbench.reporting.tables import Table
-from lhbench.schema import Label, Run
+from lhbench.schema import RECORDED_OUTCOME_KEY, RecordedOutcome, Run
 from lhbench.stats import label_agreement
 
-__all__ = ["recorded_agreement_table"]
+if TYPE_CHECKING:
+    from lhbench.store import Store
+
+__all__ = ["recorded_agreement_table", "recorded_outcomes"]
 
 
-def _verify_label(labels: Sequence[Label]) -> Label | None:
+def recorded_outcomes(store: Store) -> list[tuple[str, RecordedOutcome]]:
+    """(run id, outcome) of every run that carries a recorded outcome, by run id.
+
+    Only the runs whose metadata names one are read (a store of imports is the exception,
+    a team's store of 100,000 runs has none).
+    """
+    out = []
+    for run_id, meta in store.run_metadata_having(RECORDED_OUTCOME_KEY).items():
+        if (rec := RecordedOutcome.from_metadata(meta)) is not None:
+            out.append((run_id, rec))
+    return out
+
+
+def _verify_label(labels: Sequence[LabelLike]) -> LabelLike | None:
     mine = [lab for lab in labels if lab.source.startswith("verify:")]
     return min(mine, key=lambda x: x.source) if mine else None
 
 
-def recorded_agreement_table(runs: Sequence[Run], labels: Sequence[Label]) -> Table | None:
-    """The agreement table, or None when no run carries a recorded outcome."""
-    by_run: dict[str, list[Label]] = defaultdict(list)
+def recorded_agreement_table(
+    runs: Iterable[Run | tuple[str, RecordedOutcome]], labels: Iterable[LabelLike]
+) -> Table | None:
+    """The agreement table, or None when no run carries a recorded outcome.
+
+    ``runs``: runs, or (run id, recorded outcome) pairs (:func:`recorded_outcomes`).
+    """
+    by_run: dict[str, list[LabelLike]] = defaultdict(list)
     for lab in labels:
         by_run[lab.run_id].append(lab)
     pairs: dict[str, list[tuple[bool, bool]]] = defaultdict(list)
@@ -33,11 +56,11 @@ def recorded_agreement_table(runs: Sequence[Run], labels: Sequence[Label]) -> Ta
     unlabelled: dict[str, int] = defaultdict(int)
     no_verdict: dict[str, int] = defaultdict(int)
     for run in runs:
-        rec = run.recorded_outcome
+        run_id, rec = (run.id, run.recorded_outcome) if isinstance(run, Run) else run
         if rec is None:
             continue
         system = rec.source.split(":", 1)[0]
-        verify = _verify_label(by_run.get(run.id, []))
+        verify = _verify_label(by_run.get(run_id, []))
         if rec.passed is None:
             no_verdict[system] += 1
         elif verify is None:

@@ -13,6 +13,7 @@ from lhbench.reporting.agreement import agreement_section
 from lhbench.reporting.aj import aj_section
 from lhbench.reporting.aj_breakdown import aj_breakdown_section
 from lhbench.reporting.arena import arena_section
+from lhbench.reporting.charts import elo_forest, forest, grouped_bars, kappa_heatmap
 from lhbench.reporting.content import content_scales_section
 from lhbench.reporting.data import ReportData
 from lhbench.reporting.failures import failures_section
@@ -33,6 +34,8 @@ caption{font-weight:600;text-align:left;padding:4px 0}
 .empty{color:#777;font-style:italic}
 .banner{background:#fff4d6;border:1px solid #e0b84c;padding:8px 12px;font-weight:600}
 figure{margin:1em 0}
+figcaption{font-size:13px;color:#444;margin-top:2px}
+svg.chart text{font-family:system-ui,sans-serif}
 """
 
 
@@ -72,28 +75,32 @@ def build_sections(
     return sections
 
 
-def _figures(section: Section) -> list[str]:
-    # matplotlib loads in ~0.5 s; only a report that has plots pays for it
-    from lhbench.reporting.plots import aj_f1_svg, elo_svg, kappa_heatmap_svg, leaderboard_svg
-
-    figs = []
+def _figures(section: Section) -> list[tuple[str, str]]:
+    """``(caption, svg)`` of each of the section's plots (the web app draws the same charts)."""
+    # a plot shows the table of the same slug, and takes its title
+    titles = {t.slug: t.title for t in section.tables}
+    figs: list[tuple[str, str]] = []
     for slug, payload in section.plots.items():
+        title = titles.get(slug, slug)
         if slug.startswith("leaderboard_") and isinstance(payload, list):
             rows: list[LeaderboardRow] = payload
-            figs.append(
-                leaderboard_svg(
-                    slug.removeprefix("leaderboard_"),
-                    [r.group for r in rows],
-                    [r.mean for r in rows],
-                    [r.ci for r in rows],
-                )
+            chart = forest(
+                [(r.group, r.mean, r.ci[0], r.ci[1]) for r in rows],
+                axis="mean panel score (95% bootstrap CI)",
             )
+            figs.append((title, chart))
         elif isinstance(payload, PanelAgreement):
-            figs.append(kappa_heatmap_svg(slug.removeprefix("kappa_matrix_"), payload))
+            figs.append((title, kappa_heatmap(payload, title=title)))
         elif isinstance(payload, EloResult):
-            figs.append(elo_svg(payload))
+            figs.append((f"Arena: {payload.n_votes} votes", elo_forest(payload)))
         elif slug == "aj_f1" and isinstance(payload, tuple):
-            figs.append(aj_f1_svg(*payload))
+            subdomains, f1 = payload
+            series = [
+                (f"{model} ({'agent' if kind == 'agent' else 'llm'})", values)
+                for (model, kind), values in sorted(f1.items())
+            ]
+            chart = grouped_bars([*subdomains, "overall"], series, axis="F1 (%)")
+            figs.append(("Judge F1 against labels", chart))
     return figs
 
 
@@ -114,7 +121,8 @@ def write_report(
     directory.mkdir(parents=True, exist_ok=True)
     sections = build_sections(data, by=by, ablation=ablation, baseline=baseline, seed=seed)
     counts = (
-        f"Runs: {len(data.runs)} · grades used: {len(data.grades)} of {len(data.all_grades)} "
+        f"Runs: {len(data.runs)} · grades used: {len(data.grade_facts)} of "
+        f"{len(data.all_grade_facts)} "
         f"stored · votes: {len(data.votes)} · verdicts: {len(data.verdicts)} · "
         f"labels: {len(data.labels)}"
     )
@@ -159,8 +167,8 @@ def write_report(
             path = directory / f"{table.slug}.csv"
             path.write_text(table.to_csv(), encoding="utf-8")
             csvs.append(path)
-        for svg in _figures(sec):
-            body.append(f"<figure>{svg}</figure>")
+        for caption, svg in _figures(sec):
+            body.append(f"<figure>{svg}<figcaption>{html.escape(caption)}</figcaption></figure>")
     md_path = directory / "report.md"
     md_path.write_text("\n".join(md), encoding="utf-8")
     html_path = directory / "report.html"

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from enum import StrEnum
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from pydantic import AwareDatetime, Field, NonNegativeFloat, NonNegativeInt, model_validator
 
@@ -17,11 +17,14 @@ from lhbench.schema.run import FailureKind
 __all__ = [
     "DimensionScore",
     "Grade",
+    "GradeLike",
     "GradeStatus",
     "JudgeIdentity",
     "JudgeKind",
+    "JudgeLike",
     "Label",
     "PreferenceVote",
+    "ScoreLike",
     "Verdict",
     "VerdictValue",
     "VoteStatus",
@@ -105,7 +108,19 @@ class JudgeIdentity(Schema):
         return f"{self.model}@{host}"
 
 
-def judge_labels(identities: Iterable[JudgeIdentity]) -> dict[str, str]:
+class JudgeLike(Protocol):
+    """What figures read of a judge: its config hash and its name (a ``JudgeIdentity``)."""
+
+    @property
+    def key(self) -> str:
+        """The judge config's hash."""
+
+    @property
+    def label(self) -> str:
+        """The judge's name in reports."""
+
+
+def judge_labels(identities: Iterable[JudgeLike]) -> dict[str, str]:
     """Judge config hash -> the name reports show: the label, and more when two share it."""
     by_label: dict[str, list[str]] = {}
     for ident in {i.key: i for i in identities}.values():
@@ -146,6 +161,70 @@ class GradeStatus(StrEnum):
     OK = "ok"
     PARSE_ERROR = "parse_error"
     ERROR = "error"
+
+
+class ScoreLike(Protocol):
+    """What figures read of one dimension's score (a ``DimensionScore``)."""
+
+    @property
+    def dimension_id(self) -> str:
+        """The dimension scored."""
+
+    @property
+    def scale(self) -> Scale:
+        """The dimension's scale."""
+
+    @property
+    def score(self) -> int | None:
+        """The score (None: unscorable)."""
+
+
+class GradeLike(Protocol):
+    """What panel scores and agreement read of a grade.
+
+    A ``Grade``, or a lean stand-in read from the store's columns (a report over a million
+    grades need not validate a million documents, nor hash each judge's settings per grade).
+    """
+
+    @property
+    def run_id(self) -> str:
+        """The run graded."""
+
+    @property
+    def rubric_id(self) -> str:
+        """The rubric's id."""
+
+    @property
+    def rubric_version(self) -> str:
+        """The rubric's version."""
+
+    @property
+    def rubric_hash(self) -> str:
+        """The rubric content graded with."""
+
+    @property
+    def tier(self) -> TierKind:
+        """The tier graded."""
+
+    @property
+    def judge(self) -> JudgeLike:
+        """Who graded."""
+
+    @property
+    def status(self) -> GradeStatus:
+        """Whether it holds scores."""
+
+    @property
+    def scores(self) -> Sequence[ScoreLike]:
+        """Per-dimension scores."""
+
+    @property
+    def tier_score(self) -> float | None:
+        """The weighted tier score."""
+
+    @property
+    def repeat(self) -> int:
+        """Which repeat of the judge."""
 
 
 class Grade(Schema):

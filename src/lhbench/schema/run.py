@@ -129,6 +129,17 @@ class RecordedOutcome(Schema):
     source: str = Field(min_length=1, description="Where it was read, e.g. 'mcpmark:<log>'.")
     detail: str = ""
 
+    @classmethod
+    def from_metadata(cls, metadata: dict[str, Any]) -> RecordedOutcome | None:
+        """The outcome a run's metadata holds under :data:`RECORDED_OUTCOME_KEY`, if valid."""
+        raw = metadata.get(RECORDED_OUTCOME_KEY)
+        if not isinstance(raw, dict):
+            return None
+        try:
+            return cls.model_validate(raw)
+        except ValidationError:
+            return None  # a malformed claim is no claim; the label is lhbench's anyway
+
 
 class Run(Schema):
     """One harness × model × task attempt, tagged with the versions it ran under."""
@@ -169,13 +180,7 @@ class Run(Schema):
     @property
     def recorded_outcome(self) -> RecordedOutcome | None:
         """What the run's own system recorded as its outcome, when it recorded one."""
-        raw = self.metadata.get(RECORDED_OUTCOME_KEY)
-        if not isinstance(raw, dict):
-            return None
-        try:
-            return RecordedOutcome.model_validate(raw)
-        except ValidationError:
-            return None  # a malformed claim is no claim; the label is lhbench's anyway
+        return RecordedOutcome.from_metadata(self.metadata)
 
     @property
     def duration_s(self) -> float | None:

@@ -16,12 +16,13 @@ import math
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Literal
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from lhbench.schema import Grade, GradeStatus, Scale, judge_labels
+from lhbench.schema import GradeLike, GradeStatus, Scale, judge_labels
 
 __all__ = [
     "PanelAgreement",
@@ -123,6 +124,16 @@ def population_variance(values: ArrayLike) -> float:
     return float(x.var(ddof=0))
 
 
+@lru_cache(maxsize=65536)
+def _unit_variance(values: tuple[float, ...]) -> float:
+    """:func:`population_variance` of one unit's judge scores, remembered per tuple.
+
+    A unit's scores are a few levels from a few judges, so a panel's 1,000,000 units
+    repeat a few hundred tuples (same values in the same order: the same result).
+    """
+    return population_variance(values)
+
+
 def krippendorff_alpha(
     reliability: ArrayLike,
     *,
@@ -220,7 +231,7 @@ def normalised_score(score: int, scale: Scale) -> float:
 
 
 def panel_agreement(
-    grades: Iterable[Grade],
+    grades: Iterable[GradeLike],
     *,
     levels: Sequence[float],
     weights: Weights = "quadratic",
@@ -282,7 +293,7 @@ def panel_agreement(
     else:
         alpha = math.nan
     variances = [
-        population_variance([table[j][u] for j in judges if u in table[j]])
+        _unit_variance(tuple(table[j][u] for j in judges if u in table[j]))
         for u in units
         if sum(1 for j in judges if u in table[j]) >= 2
     ]

@@ -4,18 +4,23 @@ from lhbench.store.accounts import SessionRecord, UserRecord
 from lhbench.store.aggregates import (
     CellKey,
     GradeCombo,
+    GradeFact,
     GradeSummary,
+    JudgeFact,
+    JudgeName,
     LabelFact,
     RunFact,
+    ScoreFact,
     StepCounts,
     StoreChanges,
+    VerdictDetail,
     VerdictFact,
 )
 from lhbench.store.annotations import AnnotationVersion, StaleVersionError
 from lhbench.store.arena import OUTCOMES, ComparisonRecord
 from lhbench.store.base import ResultState
 from lhbench.store.db import current_revision, head_revision, make_engine, upgrade
-from lhbench.store.judgements import VoteColumns
+from lhbench.store.judgements import PanelGradeRow, VoteColumns
 from lhbench.store.runs import RunSummary, group_key, group_runs
 from lhbench.store.store import Store
 
@@ -25,17 +30,23 @@ __all__ = [
     "CellKey",
     "ComparisonRecord",
     "GradeCombo",
+    "GradeFact",
     "GradeSummary",
+    "JudgeFact",
+    "JudgeName",
     "LabelFact",
+    "PanelGradeRow",
     "ResultState",
     "RunFact",
     "RunSummary",
+    "ScoreFact",
     "SessionRecord",
     "StaleVersionError",
     "StepCounts",
     "Store",
     "StoreChanges",
     "UserRecord",
+    "VerdictDetail",
     "VerdictFact",
     "VoteColumns",
     "current_revision",

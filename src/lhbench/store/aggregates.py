@@ -14,14 +14,14 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import lru_cache
-from typing import Any
+from typing import Any, NamedTuple
 
 import orjson
 from sqlalchemy import Select, Text, and_, case, cast, delete, func, insert, select, update
 from sqlalchemy.orm import Session
 from sqlalchemy.sql import ClauseElement
 
-from lhbench.schema import JudgeIdentity
+from lhbench.schema import GradeStatus, JudgeIdentity, JudgeKind, Scale, TierKind
 from lhbench.store.base import chunks
 from lhbench.store.runs import RunStore, step_counts_select
 from lhbench.store.tables import (
@@ -46,11 +46,16 @@ __all__ = [
     "AggregateStore",
     "CellKey",
     "GradeCombo",
+    "GradeFact",
     "GradeSummary",
+    "JudgeFact",
+    "JudgeName",
     "LabelFact",
     "RunFact",
+    "ScoreFact",
     "StepCounts",
     "StoreChanges",
+    "VerdictDetail",
     "VerdictFact",
 ]
 
@@ -543,3 +548,231 @@ class AggregateStore(RunStore):
                 for run_id, steps, tools, errors in s.execute(step_counts_select(part)):
                     out[run_id] = StepCounts(int(steps), int(tools or 0), int(errors or 0))
         return out
+
+    def run_places(self) -> list[tuple[str, str, str, str, str | None]]:
+        """Every run's (id, pack id, task id, pack content hash, failure kind), by id."""
+        stmt = select(
+            RunRow.id, RunRow.pack_id, RunRow.task_id, RunRow.pack_hash, RunRow.failure_kind
+        ).order_by(RunRow.id)
+        return [(r[0], r[1], r[2], r[3], r[4]) for r in self._raw_rows(stmt)]
+
+    def run_metadata_having(self, key: str) -> dict[str, dict[str, Any]]:
+        """Run id -> metadata, for the runs whose metadata has ``key`` at its top level, by id.
+
+        The database keeps the runs whose metadata text names the key (a superset, on
+        either backend's JSON text); only those documents are decoded.
+        """
+        text = cast(RunRow.metadata_, Text)
+        needle = orjson.dumps(key).decode()
+        stmt = (
+            select(RunRow.id, text)
+            .where(text.contains(needle, autoescape=True))
+            .order_by(RunRow.id)
+        )
+        out: dict[str, dict[str, Any]] = {}
+        with self.engine.connect() as conn:
+            for run_id, doc in conn.execute(stmt):
+                meta = orjson.loads(doc) if doc else None
+                if isinstance(meta, dict) and key in meta:
+                    out[run_id] = meta
+        return out
+
+    def verdict_details(self) -> list[VerdictDetail]:
+        """Every verdict's fields the Agent-as-a-Judge tables read, oldest first.
+
+        The database extracts the few document fields (judge settings, failure-mode tag,
+        tools used), so no raw output or evidence is read or parsed.
+        """
+        doc = VerdictRow.document
+        stmt = select(
+            VerdictRow.id,
+            VerdictRow.run_id,
+            VerdictRow.judge_kind,
+            VerdictRow.judge_model,
+            VerdictRow.judge_key,
+            VerdictRow.verdict,
+            VerdictRow.repeat,
+            cast(doc[("judge", "settings")], Text),
+            doc["failure_mode"].as_string(),
+            doc["tool_calls"].as_integer(),
+            cast(doc["tools_used"], Text),
+        ).order_by(VerdictRow.created_at, VerdictRow.id)
+        with self.engine.connect() as conn:
+            return [_detail(r) for r in conn.execute(stmt)]
+
+    def grade_facts(self, judges: Mapping[str, JudgeName]) -> Iterator[GradeFact]:
+        """Every grade's columns and dimension scores, oldest first, without its document.
+
+        ``judges`` maps judge config hashes to their facts (:meth:`judge_identities`; a
+        hash missing from it is named by itself). A report over a million grades needs
+        no evidence, raw output or usage, and no per-grade validation or settings hash:
+        the scores are read as JSON text and decoded alone, and a score list seen before
+        (a panel's few distinct ones) is shared, so memory grows with the grade count by a
+        small object per grade.
+        """
+        stmt = select(
+            GradeRow.run_id,
+            GradeRow.rubric_id,
+            GradeRow.rubric_version,
+            GradeRow.rubric_hash,
+            GradeRow.tier,
+            GradeRow.judge_key,
+            GradeRow.status,
+            GradeRow.retryable,
+            GradeRow.tier_score,
+            GradeRow.repeat,
+            cast(GradeRow.document["scores"], Text),
+        ).order_by(GradeRow.created_at, GradeRow.id)
+        parts: dict[tuple[str, ...], tuple[str, ...]] = {}
+        scores: dict[tuple[ScoreFact, ...], tuple[ScoreFact, ...]] = {}
+        # score lists as stored (with their evidence): a panel repeats a few, so most rows
+        # are a lookup; bounded, as a store whose every grade has its own evidence repeats none
+        texts: dict[str, tuple[ScoreFact, ...]] = {}
+        run_ids: dict[str, str] = {}  # one copy of each run id for its grades
+        known = dict(judges)
+        for batch in self._raw_batches(stmt):
+            for row in batch:
+                part = (*row[1:5], row[6])
+                rubric_id, version, rubric_hash, tier, status = parts.setdefault(part, part)
+                judge = known.get(row[5])
+                if judge is None:
+                    judge = known[row[5]] = JudgeName(row[5], row[5])
+                text = row[10] or "[]"
+                listed = texts.get(text)
+                if listed is None:
+                    decoded = tuple(
+                        ScoreFact(s["dimension_id"], _scale(s["scale"]), s.get("score"))
+                        for s in orjson.loads(text)
+                    )
+                    listed = scores.setdefault(decoded, decoded)
+                    if len(texts) >= 10_000:
+                        texts.clear()
+                    texts[text] = listed
+                yield GradeFact(
+                    run_id=run_ids.setdefault(row[0], row[0]),
+                    rubric_id=rubric_id,
+                    rubric_version=version,
+                    rubric_hash=rubric_hash,
+                    tier=_tier(tier),
+                    judge=judge,
+                    status=_status(status),
+                    retryable=bool(row[7]),
+                    tier_score=None if row[8] is None else float(row[8]),
+                    repeat=int(row[9] or 0),
+                    scores=listed,
+                )
+
+    def judge_last_graded(self, excluding: Sequence[str] = ()) -> dict[str, datetime]:
+        """Judge config hash -> the time of its newest grade (a judge's current settings).
+
+        Grades of the runs ``excluding`` (a report leaves out runs that failed for
+        infrastructure) are not looked at.
+        """
+        stmt = select(GradeRow.judge_key, func.max(GradeRow.created_at)).group_by(
+            GradeRow.judge_key
+        )
+        if excluding:
+            stmt = stmt.where(GradeRow.run_id.not_in(list(excluding)))
+        with self.engine.connect() as conn:
+            rows = conn.execute(stmt).all()
+        return {key: _as_datetime(at) for key, at in rows}
+
+
+@dataclass(frozen=True, slots=True)
+class JudgeFact:
+    """The parts of a judge's identity the Agent-as-a-Judge tables group by."""
+
+    model: str
+    kind: JudgeKind
+    key: str
+    settings: Mapping[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class VerdictDetail:
+    """A binary verdict's fields the Agent-as-a-Judge tables and failure-mode rule read."""
+
+    id: str
+    run_id: str
+    judge: JudgeFact
+    verdict: str | None
+    repeat: int
+    failure_mode: str | None
+    tool_calls: int
+    tools_used: tuple[str, ...]
+
+
+@lru_cache(maxsize=4096)
+def _json_text(text: str | None) -> Any:
+    # few distinct judge settings and tool lists in a store: each decoded once
+    return None if text is None else orjson.loads(text)
+
+
+@lru_cache(maxsize=4096)
+def _judge_fact(kind: str, model: str, key: str, settings: str | None) -> JudgeFact:
+    # a few judges in a store: one fact each, shared by their verdicts
+    return JudgeFact(model, JudgeKind(kind), key, _json_text(settings) or {})
+
+
+def _detail(row: Sequence[Any]) -> VerdictDetail:
+    vid, run_id, kind, model, key, verdict, repeat, settings, mode, calls, tools = row
+    return VerdictDetail(
+        vid,
+        run_id,
+        _judge_fact(kind, model, key, settings),
+        verdict,
+        int(repeat or 0),
+        mode,
+        int(calls or 0),
+        tuple(_json_text(tools) or ()),
+    )
+
+
+@lru_cache(maxsize=64)
+def _scale(value: str) -> Scale:
+    return Scale(value)
+
+
+@lru_cache(maxsize=16)
+def _tier(value: str) -> TierKind:
+    return TierKind(value)
+
+
+@lru_cache(maxsize=16)
+def _status(value: str) -> GradeStatus:
+    return GradeStatus(value)
+
+
+class JudgeName(NamedTuple):
+    """A judge config's hash and the name reports give it (see :class:`JudgeIdentity`)."""
+
+    key: str
+    label: str
+
+
+class ScoreFact(NamedTuple):
+    """One dimension's score of a grade (None: unscorable), without its evidence."""
+
+    dimension_id: str
+    scale: Scale
+    score: int | None
+
+
+@dataclass(slots=True)
+class GradeFact:
+    """A grade's columns and dimension scores: what panel scores, agreement and counts read.
+
+    Satisfies :class:`lhbench.schema.GradeLike`; read by :meth:`AggregateStore.grade_facts`.
+    """
+
+    run_id: str
+    rubric_id: str
+    rubric_version: str
+    rubric_hash: str
+    tier: TierKind
+    judge: JudgeName
+    status: GradeStatus
+    retryable: bool
+    tier_score: float | None
+    repeat: int
+    scores: tuple[ScoreFact, ...]

@@ -14,7 +14,7 @@ from urllib.parse import urlencode
 from fastapi import APIRouter, Form, HTTPException, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
-from lhbench.reporting import arena_section
+from lhbench.reporting import arena_section, elo_forest
 from lhbench.schema import Artifact
 from lhbench.web.arena import (
     CHOICES,
@@ -27,7 +27,6 @@ from lhbench.web.arena import (
     side_sets,
     skip_comparison,
 )
-from lhbench.web.charts import forest
 from lhbench.web.deps import Admin, CsrfChecked, SignedIn, Viewer, web
 from lhbench.web.render import final_answer, markdown, render_artifact
 from lhbench.web.run_pages import file_response
@@ -203,15 +202,7 @@ def arena_results(request: Request, v: Admin) -> Response:
         data = app.report_data()
         by = list(app.analysis().by)
         sec, elo = arena_section(data, by)
-        chart = (
-            forest(
-                [(m, elo.ratings[m], *elo.ci[m]) for m in elo.models],
-                axis="Bradley–Terry Elo (95% bootstrap CI)",
-                reference=1000.0,
-            )
-            if elo
-            else None
-        )
+        chart = elo_forest(elo) if elo else None
         outcomes: dict[str, int] = {}
         for c in app.store.list_comparisons():
             if c.decided:

@@ -16,10 +16,15 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from lhbench.judges import TierKey, noise_floor
-from lhbench.reporting import agreement_section, grading_health_section
+from lhbench.reporting import (
+    agreement_section,
+    ci_bar,
+    forest,
+    grading_health_section,
+    kappa_heatmap,
+)
 from lhbench.schema import GradeStatus, RunStatus, judge_labels
 from lhbench.web.analysis import Analysis, parse_group_by, sort_agents
-from lhbench.web.charts import ci_bar, forest, heatmap
 from lhbench.web.deps import Admin, signed_in, viewer, web
 from lhbench.web.judges_aj import aj_view
 
@@ -322,18 +327,7 @@ def judges_page(request: Request, v: Admin) -> Response:
         sec, results = agreement_section(data)
         maps = []
         for key, agree in results.items():
-            matrix = [
-                [
-                    1.0
-                    if j1 == j2
-                    else agree.pairwise_kappa.get((min(j1, j2), max(j1, j2)), math.nan)
-                    for j2 in agree.judges
-                ]
-                for j1 in agree.judges
-            ]
-            maps.append(
-                (key, agree, heatmap(agree.judges, matrix, title=f"pairwise κ, {key.title}"))
-            )
+            maps.append((key, agree, kappa_heatmap(agree, title=f"pairwise κ, {key.title}")))
         health = grading_health_section(data)
         per_judge: dict[str, dict[str, int]] = defaultdict(
             lambda: {"ok": 0, "parse": 0, "error": 0, "stale": 0, "total": 0}
