@@ -12,6 +12,7 @@ from lhbench.store.aggregates import (
     RunFact,
     ScoreFact,
     StepCounts,
+    StoreChanges,
     VerdictDetail,
     VerdictFact,
 )
@@ -43,6 +44,7 @@ __all__ = [
     "StaleVersionError",
     "StepCounts",
     "Store",
+    "StoreChanges",
     "UserRecord",
     "VerdictDetail",
     "VerdictFact",
