@@ -583,7 +583,11 @@ def serve(url: str, env: dict[str, str], cwd: Path) -> Iterator[tuple[httpx.Clie
                 time.sleep(0.2)
             page = c.get("/login").text
             token = re.search(r'name="csrf_token" value="([^"]+)"', page).group(1)  # type: ignore[union-attr]
-            c.post("/login", data={"name": "bench", "password": PASSWORD, "csrf_token": token})
+            r = c.post("/login", data={"name": "bench", "password": PASSWORD, "csrf_token": token})
+            # signed in, or every page after this is the login page and its figures are
+            # meaningless (how a reused store was measured wrong before)
+            if r.status_code != 303 or r.headers.get("location") != "/":
+                raise SystemExit(f"the bench user could not sign in: HTTP {r.status_code}")
             yield c, server.pid
     finally:
         server.send_signal(signal.SIGTERM)
@@ -595,7 +599,9 @@ def timed_get(c: httpx.Client, path: str) -> float:
     t0 = time.perf_counter()
     r = c.get(path)
     took = time.perf_counter() - t0
-    r.raise_for_status()
+    # a redirect (to the login page) is no figure of the page asked for
+    if r.status_code != 200:
+        raise SystemExit(f"GET {path}: HTTP {r.status_code} {r.headers.get('location') or ''}")
     return took
 
 
@@ -670,6 +676,8 @@ def grade_job(
     """Every pack and tier with the panel the grades were made with: all stored, no call."""
     load = load1()
     before = len(stub.requests)
+    # CPU seconds of the four commands: what a shared machine's load does not inflate
+    cpu0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     total, peak, planned, skipped, job_s = 0.0, 0.0, 0, 0, 0.0
     panel = ",".join(f"{j}@{stub.base_url}" for j in JUDGES)
     for pack_dir, (_pid, _n, repeats) in zip(packs, PACKS, strict=True):
@@ -701,6 +709,8 @@ def grade_job(
             planned += int(m.group(1)) if m else 0
             skipped += int(s.group(1)) if s else 0
     calls = len(stub.requests) - before
+    cpu1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (cpu1.ru_utime - cpu0.ru_utime) + (cpu1.ru_stime - cpu0.ru_stime)
     note(
         Figure(
             "grade job",
@@ -709,23 +719,55 @@ def grade_job(
             peak,
             load,
             f"{planned:,} units planned, {skipped:,} found stored, {calls} model calls; "
-            f"the job itself (plan, stored lookup, skip) {job_s:.2f} s "
+            f"{cpu:.1f} s CPU in all; the job itself (plan, stored lookup, skip) {job_s:.2f} s "
             f"(goal: {built.grades:,} stored, 0 calls)",
         )
     )
 
 
 def web(url: str, built: Built, work: Path, env: dict[str, str], note: Any) -> None:
-    """The overview cold and warm, the runs page, the run page of the long transcript."""
-    from lhbench.schema import Label
+    """The overview cold and warm, the runs page, the run page of the long transcript.
+
+    Cold: the first request after a write (labels and grades in turn), which the server
+    answers by updating its analysis from the store's change log; the first request after
+    the server starts computes it whole and is printed beside it.
+    """
+    from lhbench.schema import Label, grade_key
     from lhbench.store import Store
+    from lhbench.web import add_user
 
     load = load1()
+    with Store.open(url) as store:
+        # a reused store may predate the bench user, hold another password or earlier
+        # failed sign-ins that rate-limit it: set it as this bench signs in
+        add_user(store, "bench", PASSWORD, admin=True)
+        store.clear_login_failures("bench")
     with serve(url, env, work) as (c, pid), Store.open(url, migrate=False) as store:
         first_page = timed_get(c, "/")
         cold, warm, runs_warm, long_page = [], [], [], []
-        for k in range(5):
-            store.save_label(Label(run_id=run_id(k), passed=k % 2 == 0, source="verify:verify.py"))
+        template = store.list_grades(run_id=run_id(1))[0]
+        for k in range(6):
+            # a label, then a judge's new grade of a run (a repeat no earlier round used)
+            if k % 2 == 0:
+                store.save_label(
+                    Label(run_id=run_id(k), passed=k % 4 == 0, source="verify:verify.py")
+                )
+            else:
+                repeat = 1000 * (int(time.time()) % 1_000_000) + k
+                key = grade_key(
+                    template.run_id,
+                    template.judge.key,
+                    template.rubric_hash,
+                    template.tier.value,
+                    repeat,
+                )
+                store.save_grades(
+                    [
+                        template.model_copy(
+                            update={"id": f"bench-{key}", "key": key, "repeat": repeat}
+                        )
+                    ]
+                )
             cold.append(timed_get(c, "/"))
             warm.extend(timed_get(c, "/") for _ in range(10))
         timed_get(c, "/runs")

@@ -23,7 +23,17 @@ from tests.cli.helpers import cli
 # what only the command line has: where its store is, how it prints, the sandbox switch
 CLI_ONLY = {"db", "as_json", "unsafe_no_sandbox"}
 # what only Python callers pass: where the job runs, and models/notes given as objects
-API_ONLY = {"store", "settings", "progress", "agent_model", "judge_models", "judge_model", "notes"}
+# (and whether a grade outcome carries Grade objects: the command prints figures)
+API_ONLY = {
+    "store",
+    "settings",
+    "progress",
+    "agent_model",
+    "judge_models",
+    "judge_model",
+    "notes",
+    "with_grades",
+}
 MODEL = "openai:m@http://127.0.0.1:9/v1"
 
 # command, its callback, the public function, the values a call needs, the command's args

@@ -33,7 +33,7 @@ import os
 from collections.abc import Awaitable, Callable, Coroutine, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, ParamSpec, TypeVar
 
 from lhbench.errors import ConfigError, LhbenchError
 from lhbench.jobs.options import (
@@ -51,6 +51,7 @@ from lhbench.jobs.options import (
 # (the store, the harness, the judges, the reporting) when it is called.
 if TYPE_CHECKING:
     from lhbench.config import Settings
+    from lhbench.jobs.grading import PanelFigures
     from lhbench.jobs.imports import ImportResult
     from lhbench.jobs.packs import LoadedPack
     from lhbench.jobs.runner import JobSummary
@@ -96,6 +97,28 @@ Opts = TypeVar("Opts", bound=JobPlace)
 T = TypeVar("T")
 
 
+class _Opaque(Generic[T]):
+    """An outcome that ``repr`` does not walk.
+
+    ``asyncio.run`` gives SIGINT back by ``signal.getsignal``, which tries its handler (a
+    partial holding the main task) as a ``Handlers`` enum: the ValueError's message is the
+    handler's repr, so the task's, so the outcome's. A grade outcome of 40,000 ``Grade``
+    objects took 12 s per repr, twice per call.
+    """
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: T) -> None:
+        self.value = value
+
+    def __repr__(self) -> str:
+        return "<outcome>"
+
+
+async def _opaque(coro: Coroutine[Any, Any, T]) -> _Opaque[T]:
+    return _Opaque(await coro)
+
+
 def _run_to_end(coro: Coroutine[Any, Any, T]) -> T:
     """Run ``coro`` to the end, also from inside a running event loop (a notebook cell)."""
     import asyncio  # on the first call: importing the face stays cheap
@@ -104,12 +127,12 @@ def _run_to_end(coro: Coroutine[Any, Any, T]) -> T:
     try:
         asyncio.get_running_loop()
     except RuntimeError:
-        return asyncio.run(coro)
+        return asyncio.run(_opaque(coro)).value
     box: dict[str, Any] = {}
 
     def target() -> None:
         try:
-            box["value"] = asyncio.run(coro)
+            box["value"] = asyncio.run(_opaque(coro)).value
         except BaseException as exc:  # re-raised in the caller's thread
             box["error"] = exc
 
@@ -326,7 +349,10 @@ class GradeOutcome:
         tier: Its tier.
         runs: The runs graded.
         judges: The panel's labels.
-        grades: Every grade of the plan as stored (rubric grading).
+        grades: Every grade of the plan as stored (rubric grading; empty with
+            ``with_grades=False``).
+        figures: The plan's stored grades summed per run: panel scores, failures, cost
+            (rubric grading; from the grades' plain columns, no document read).
         votes: The pairwise judges' votes on these runs (``pairwise=True``).
         infra_skipped: Runs that failed for infrastructure: not graded (no score).
     """
@@ -339,6 +365,7 @@ class GradeOutcome:
     grades: list[Grade] = field(default_factory=list)
     votes: list[PreferenceVote] = field(default_factory=list)
     infra_skipped: list[Run] = field(default_factory=list)
+    figures: PanelFigures | None = None
 
 
 @_job(GradeOptions)
@@ -349,7 +376,7 @@ async def grade_async(o: GradeOptions, store: Store, settings: Settings) -> Grad
     only what is missing. ``panel`` defaults to ``judge_panel``.
     """
     from lhbench.jobs.common import GRADABLE, panel_specs, run_with_progress
-    from lhbench.jobs.grading import GradeJob, PairwiseJob
+    from lhbench.jobs.grading import GradeJob, PairwiseJob, panel_figures
     from lhbench.jobs.packs import find_rubric, pack_for_id, resolve_pack
     from lhbench.judges import PairwiseJudge, RubricJudge
     from lhbench.models import ModelPool
@@ -363,7 +390,7 @@ async def grade_async(o: GradeOptions, store: Store, settings: Settings) -> Grad
         except LhbenchError:
             loaded = None
     pack_id = loaded.pack.id if loaded else o.pack
-    runs = [r for r in store.list_runs(pack_id=pack_id) if r.status in GRADABLE]
+    runs = [r for r in store.list_pack_runs(pack_id) if r.status in GRADABLE]
     if o.run_ids:
         wanted = set(o.run_ids)
         missing = wanted - {r.id for r in runs}
@@ -432,10 +459,24 @@ async def grade_async(o: GradeOptions, store: Store, settings: Settings) -> Grad
             if v.rater_kind != "human" and (v.run_a in ids or v.run_b in ids)
         ]
     else:
-        keys = {u.key for u in job.plan()}
-        # only this rubric's tier (a run's grades on other tiers and rubrics are not read)
-        stored = store.list_grades(rubric_id=rub.id, tier=tier_obj.kind.value, run_ids=ids)
-        out.grades = [g for g in stored if g.key in keys]
+        # the plan's grades are those of its runs, panel, rubric content, tier and repeats;
+        # their figures come from plain columns (a million grades as Grade objects cost
+        # minutes and gigabytes), the Grade objects only when asked for
+        panel = {j.identity.key: j.identity for j in job.judges}
+        rows = store.panel_grade_rows(
+            rubric_id=rub.id,
+            rubric_hash=rub.content_hash,
+            tier=tier_obj.kind.value,
+            judge_keys=list(panel),
+            repeats=o.repeats,
+            pack_id=pack_id,
+        )
+        out.figures = panel_figures((r for r in rows if r.run_id in ids), panel)
+        if o.with_grades:
+            keys = {u.key for u in job.plan()}
+            # only this rubric's tier (a run's grades on other tiers and rubrics are not read)
+            stored = store.list_grades(rubric_id=rub.id, tier=tier_obj.kind.value, run_ids=ids)
+            out.grades = [g for g in stored if g.key in keys]
     return out
 
 

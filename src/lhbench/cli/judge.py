@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
@@ -21,9 +21,6 @@ from lhbench.cli.common import (
     warn,
 )
 from lhbench.cli.runs import print_summary
-
-if TYPE_CHECKING:
-    from lhbench.schema import Grade
 
 __all__ = ["register"]
 
@@ -71,7 +68,6 @@ def judge(
     """
     from lhbench.api import grade
     from lhbench.jobs import panel_specs
-    from lhbench.judges import noise_floor, panel_scores, tier_keys
 
     settings = settings_for(db)
     panel_specs(panel.split(",") if panel else None, settings)  # a bad panel: said first
@@ -87,6 +83,7 @@ def judge(
             use_cache=use_cache,
             retry_errors=retry_errors,
             pairwise=pairwise,
+            with_grades=False,  # the figures are read from the grades' columns
             store=store,
             settings=settings,
             progress=progress_factory(not as_json),
@@ -116,25 +113,19 @@ def judge(
             print_summary(res.summary)
             say("`lhbench report` compares pairwise-judge votes with human votes")
         return
-    scores = {}
-    for key in tier_keys(res.grades):
-        scores.update(panel_scores(res.grades, key))
-    floor = noise_floor(res.grades) if repeats > 1 else {}
-    ok = [g for g in res.grades if g.status.value == "ok"]
+    figures = res.figures
+    assert figures is not None  # rubric grading sums its grades per run
     usage = {
         "requests": sum(g.usage.requests for g in res.summary.results),
         "input_tokens": sum(g.usage.input_tokens for g in res.summary.results),
         "output_tokens": sum(g.usage.output_tokens for g in res.summary.results),
         "cost_usd": round(sum(g.cost_usd or 0.0 for g in res.summary.results), 6),
     }
-    # each run's grades, grouped once (a scan of every grade per run is quadratic)
-    by_run: dict[str, list[Grade]] = {}
-    for g in res.grades:
-        by_run.setdefault(g.run_id, []).append(g)
+    floor = figures.noise_floor if repeats > 1 else {}
     rows = []
     for r in res.runs:
-        sc = scores.get(r.id)
-        mine = by_run.get(r.id, [])
+        fig = figures.runs.get(r.id)
+        sc = fig.score if fig else None
         rows.append(
             {
                 "run": r.id,
@@ -143,14 +134,16 @@ def judge(
                 "judges": sc.judge_scores if sc else {},
                 "mean": sc.mean if sc else math.nan,
                 "variance": sc.variance if sc else math.nan,
-                "failed": sum(1 for g in mine if g.status.value != "ok"),
-                "cost_usd": round(sum(g.cost_usd or 0.0 for g in mine), 6),
-                "input_tokens": sum(g.usage.input_tokens for g in mine),
-                "output_tokens": sum(g.usage.output_tokens for g in mine),
+                "failed": fig.failed if fig else 0,
+                "cost_usd": round(fig.cost_usd, 6) if fig else 0,
+                "input_tokens": fig.input_tokens if fig else 0,
+                "output_tokens": fig.output_tokens if fig else 0,
             }
         )
     if as_json:
-        dump_json({**head, **usage, "ok_grades": len(ok), "runs": rows, "noise_floor": floor})
+        dump_json(
+            {**head, **usage, "ok_grades": figures.ok_grades, "runs": rows, "noise_floor": floor}
+        )
         return
     table = new_table(
         f"{res.rubric.id} v{res.rubric.version} · {tier}: panel scores",

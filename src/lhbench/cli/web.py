@@ -35,7 +35,8 @@ def serve(
     where = store.engine.url.render_as_string(hide_password=True)
     say(f"lhbench web: http://{host}:{port}/ (store {where})")
     uvicorn.run(
-        create_app(store, secret=secret_file.read_text().strip()),
+        # the overview's summary computed while the server starts listening
+        create_app(store, secret=secret_file.read_text().strip(), warm=True),
         host=host,
         port=port,
         log_level="warning",

@@ -24,13 +24,15 @@ here, over the units in flight on all workers.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Mapping, Sequence
+import math
+import statistics
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from lhbench.jobs.batches import DEFAULT_WINDOW, RequestWindows, drain_caches
 from lhbench.jobs.evidence import EvidenceCache
-from lhbench.jobs.runner import Assessment, Unit, short_reason
+from lhbench.jobs.runner import Assessment, Gaps, Unit, short_reason
 from lhbench.judges import (
     Evidence,
     GradeItem,
@@ -38,7 +40,10 @@ from lhbench.judges import (
     PairwiseJudge,
     PreparedPrompt,
     RubricJudge,
+    RunTierScore,
     candidate_pairs,
+    panel_score,
+    repeat_sd,
 )
 from lhbench.models import (
     CacheRow,
@@ -49,16 +54,29 @@ from lhbench.models import (
     cache_refresh,
     cache_refreshing,
 )
-from lhbench.schema import Grade, GradeStatus, PreferenceVote, Rubric, Run, Task, Tier
-from lhbench.store import ResultState, Store
+from lhbench.schema import (
+    Grade,
+    GradeStatus,
+    JudgeIdentity,
+    PreferenceVote,
+    Rubric,
+    Run,
+    Task,
+    Tier,
+    judge_labels,
+)
+from lhbench.store import PanelGradeRow, ResultState, Store
 
 __all__ = [
     "DEFAULT_REMOTE_BATCH",
     "GradeJob",
     "PairwiseJob",
+    "PanelFigures",
     "RemoteExecutor",
     "RemoteGrade",
+    "RunFigures",
     "grade_on_node",
+    "panel_figures",
 ]
 
 
@@ -321,15 +339,37 @@ class GradeJob:
 
     def plan(self) -> list[Unit[_GradeUnit]]:
         """Run-major, so a run's evidence is loaded once for all its judges and repeats."""
+        self._planned = self._units(self.runs)
+        return self._planned
+
+    def _units(self, runs: Sequence[Run]) -> list[Unit[_GradeUnit]]:
         out = []
-        for run in self.runs:
+        for run in runs:
             for judge in self.judges:
                 for k in range(self.repeats):
                     key = judge.key(GradeItem(run, self.rubric, self.tier, k))
                     label = f"{run.id} × {judge.identity.label}" + (f" #{k}" if k else "")
                     out.append(Unit(key, label, _GradeUnit(run, judge, k)))
-        self._planned = out
         return out
+
+    def plan_gaps(self) -> Gaps[_GradeUnit]:
+        """The plan without the runs whose every grade is stored ok (one GROUP BY finds them).
+
+        Units and keys are built for the other runs only, and their stored states looked up
+        by key as :meth:`stored` does: a job over a store holding all its grades builds
+        none. The same keys, states and counts as :meth:`plan` then :meth:`stored`.
+        """
+        judge_keys = list(dict.fromkeys(j.identity.key for j in self.judges))
+        runs = list({r.id: r for r in self.runs}.values())
+        complete = self.store.grade_complete_runs(
+            rubric_hash=self.rubric.content_hash,
+            tier=self.tier.kind.value,
+            judge_keys=judge_keys,
+            repeats=self.repeats,
+        )
+        self._planned = self._units([r for r in runs if r.id not in complete])
+        states = self.stored([u.key for u in self._planned]) if self._planned else {}
+        return Gaps(len(runs) * len(judge_keys) * self.repeats, self._planned, states)
 
     def stored(self, keys: Sequence[str]) -> Mapping[str, ResultState]:
         """Stored grade states; what is left to run is prepared in windows from here on."""
@@ -535,3 +575,85 @@ class PairwiseJob:
     def write(self, results: Sequence[PreferenceVote]) -> None:
         """Votes (failed ones included) and their responses, one transaction per batch."""
         self.store.save_votes(results, cache=drain_caches(self.caches, self.store))
+
+
+# --- what a grade job's outcome prints, from the grades' plain columns --------------------
+
+
+@dataclass(frozen=True)
+class RunFigures:
+    """One run's grades on the graded tier: its panel score, and what they failed and cost."""
+
+    score: RunTierScore | None
+    failed: int = 0
+    cost_usd: float = 0.0
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+
+@dataclass(frozen=True)
+class PanelFigures:
+    """A grade job's stored grades summed per run (``lhbench judge``'s table and JSON).
+
+    ``runs``: run id -> its figures (runs with no grade are absent); ``ok_grades``: grades
+    stored ok; ``noise_floor``: per judge label, the mean over runs of the SD of its own
+    repeated tier scores (runs graded once are left out).
+    """
+
+    runs: dict[str, RunFigures]
+    ok_grades: int
+    noise_floor: dict[str, float]
+
+
+def panel_figures(
+    rows: Iterable[PanelGradeRow], identities: Mapping[str, JudgeIdentity]
+) -> PanelFigures:
+    """The figures of a job's grades, from their rows (:meth:`Store.panel_grade_rows`).
+
+    The same figures :func:`~lhbench.judges.panel_scores` and
+    :func:`~lhbench.judges.noise_floor` give from the ``Grade`` objects (a judge's repeats
+    averaged, then :func:`~lhbench.judges.panel_score`; the noise floor from
+    :func:`~lhbench.judges.repeat_sd`), without a document read: ``identities`` (judge key
+    -> identity, the panel's) names the judges as those name them, judges listed in panel
+    order.
+    """
+    scores: dict[str, dict[str, list[float]]] = {}
+    spent: dict[str, list[float]] = {}  # run -> [failed, cost, input, output]
+    ok_grades = 0
+    ok = GradeStatus.OK.value  # once: an enum member's value is a descriptor call
+    for row in rows:
+        cell = spent.get(row.run_id)
+        if cell is None:
+            cell = spent[row.run_id] = [0, 0.0, 0, 0]
+        cell[1] += row.cost_usd
+        cell[2] += row.input_tokens
+        cell[3] += row.output_tokens
+        if row.status != ok:
+            cell[0] += 1
+        else:
+            ok_grades += 1
+            if row.tier_score is not None:
+                scores.setdefault(row.run_id, {}).setdefault(row.judge_key, []).append(
+                    row.tier_score
+                )
+    scored = {k for judges in scores.values() for k in judges}
+    labels = judge_labels(identities[k] for k in identities if k in scored)
+    order = [k for k in identities if k in scored]
+    runs: dict[str, RunFigures] = {}
+    floor: dict[str, list[float]] = {}
+    for run_id, cell in spent.items():
+        judges = scores.get(run_id)
+        score = None
+        if judges:
+            score = panel_score(
+                run_id,
+                {labels[k]: statistics.fmean(judges[k]) for k in order if k in judges},
+            )
+            for k, vals in judges.items():
+                if len(vals) >= 2:
+                    sq = math.fsum(v * v for v in vals)
+                    floor.setdefault(labels[k], []).append(
+                        repeat_sd(len(vals), math.fsum(vals), sq)
+                    )
+        runs[run_id] = RunFigures(score, int(cell[0]), cell[1], int(cell[2]), int(cell[3]))
+    return PanelFigures(runs, ok_grades, {j: statistics.fmean(v) for j, v in sorted(floor.items())})

@@ -136,6 +136,10 @@ class GradeOptions(JobPlace):
         retry_errors: Re-ask grades stored as final failures (parse errors).
         pairwise: Pairwise votes instead of rubric grades.
         judge_models: Model ref -> a pydantic-ai model used instead of the real one (tests).
+        with_grades: Return the plan's grades as ``Grade`` objects (``outcome.grades``);
+            False: only their figures per run (``outcome.figures``), all ``lhbench
+            judge`` prints, read without a document (a million grades cost minutes and
+            gigabytes as objects).
         executor: local, or ray: rubric grades made on Ray workers, stored here.
         ray_address: An existing Ray cluster for ``executor="ray"`` (head:6379,
             ray://head:10001); default: the ``ray_address`` setting, else a Ray instance
@@ -154,6 +158,7 @@ class GradeOptions(JobPlace):
     retry_errors: bool = False
     pairwise: bool = False
     judge_models: Mapping[str, Any] | None = None
+    with_grades: bool = True
     executor: str = "local"
     ray_address: str | None = None
 

@@ -13,6 +13,7 @@ from lhbench.store.aggregates import (
     RunFact,
     ScoreFact,
     StepCounts,
+    StoreChanges,
     VerdictDetail,
     VerdictFact,
 )
@@ -20,7 +21,7 @@ from lhbench.store.annotations import AnnotationVersion, StaleVersionError
 from lhbench.store.arena import OUTCOMES, ComparisonRecord
 from lhbench.store.base import ResultState
 from lhbench.store.db import current_revision, head_revision, make_engine, upgrade
-from lhbench.store.judgements import VoteColumns
+from lhbench.store.judgements import PanelGradeRow, VoteColumns
 from lhbench.store.runs import RunSummary, group_key, group_runs
 from lhbench.store.store import Store
 
@@ -35,6 +36,7 @@ __all__ = [
     "JudgeFact",
     "JudgeName",
     "LabelFact",
+    "PanelGradeRow",
     "ReportRun",
     "ResultState",
     "RunFact",
@@ -44,6 +46,7 @@ __all__ = [
     "StaleVersionError",
     "StepCounts",
     "Store",
+    "StoreChanges",
     "UserRecord",
     "VerdictDetail",
     "VerdictFact",

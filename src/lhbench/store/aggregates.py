@@ -11,13 +11,13 @@ page cache keyed on it is never stale, whichever process wrote.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from functools import lru_cache
 from typing import Any, NamedTuple
 
 import orjson
-from sqlalchemy import Text, and_, case, cast, func, select
+from sqlalchemy import Select, Text, and_, case, cast, delete, func, insert, select, update
 from sqlalchemy.orm import Session
 from sqlalchemy.sql import ClauseElement
 
@@ -37,6 +37,7 @@ from lhbench.schema import (
 from lhbench.store.base import chunks
 from lhbench.store.runs import RunStore, step_counts_select
 from lhbench.store.tables import (
+    AnalysisChangeRow,
     ChapterGradeRow,
     GradeRow,
     LabelRow,
@@ -66,6 +67,7 @@ __all__ = [
     "RunFact",
     "ScoreFact",
     "StepCounts",
+    "StoreChanges",
     "VerdictDetail",
     "VerdictFact",
 ]
@@ -127,6 +129,17 @@ class GradeSummary:
 
     cells: dict[CellKey, list[float]]
     combos: list[GradeCombo]
+
+
+@dataclass
+class StoreChanges:
+    """What was written since a change-log mark: runs per table, and tables as a whole."""
+
+    mark: int
+    runs: dict[str, set[str]] = field(default_factory=dict)
+    whole: set[str] = field(default_factory=set)
+    # the newest mark the log was trimmed to: a reader older than it missed entries
+    trimmed: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -299,15 +312,59 @@ class AggregateStore(RunStore):
             finally:
                 cursor.close()
 
-    def grade_summary(self, run_packs: Mapping[str, str]) -> GradeSummary:
-        """Every grade summed per cell and counted per combination.
+    def change_mark(self) -> int:
+        """The newest entry of the change log (0 when empty): read before a full summary."""
+        with self.engine.connect() as conn:
+            return int(conn.execute(select(func.max(AnalysisChangeRow.seq))).scalar() or 0)
 
-        ``run_packs`` maps run ids to their pack (grades of runs not in it get a combination
-        with pack None). The database sums each cell (GROUP BY run, rubric content, tier and
-        judge config: counts, Σ score, Σ score²), so what reaches Python is one row per
-        cell, read in batches; a 3-judge panel's 1,000,000 grades were a list of 1,000,000
-        nine-column rows (most of the web server's 1.7 GB) and as many loop turns.
+    def changes_since(self, mark: int, *, limit: int = 50_000) -> StoreChanges:
+        """What the change log holds after ``mark`` (see migration 0020).
+
+        More than ``limit`` entries come back as a change to everything: summarising
+        again is then cheaper than run by run.
         """
+        out = StoreChanges(mark=mark)
+        with self.engine.connect() as conn:
+            rows = conn.execute(
+                select(AnalysisChangeRow.seq, AnalysisChangeRow.tbl, AnalysisChangeRow.run_id)
+                .where(AnalysisChangeRow.seq > mark)
+                .order_by(AnalysisChangeRow.seq)
+                .limit(limit + 1)
+            ).all()
+        if len(rows) > limit:
+            out.whole.add("many")
+        for seq, tbl, run_id in rows:
+            out.mark = max(out.mark, int(seq))
+            if tbl == "trim":
+                out.trimmed = max(out.trimmed, int(run_id or 0))
+            elif run_id is None:
+                out.whole.add(str(tbl))
+            else:
+                out.runs.setdefault(str(tbl), set()).add(str(run_id))
+        return out
+
+    def trim_changes(self, mark: int, *, keep: int = 100_000) -> bool:
+        """Drop the log up to ``mark`` when it holds more than ``keep`` entries.
+
+        A ``trim`` entry after the cut, holding ``mark``, tells every reader whose mark is
+        older to summarise again. Taking the store version's lock first keeps the log in
+        commit order on PostgreSQL (the triggers do the same).
+        """
+        with self.engine.begin() as conn:
+            n = conn.execute(select(func.count()).select_from(AnalysisChangeRow)).scalar() or 0
+            if n <= keep:
+                return False
+            conn.execute(
+                update(StoreVersionRow)
+                .where(StoreVersionRow.id == 1)
+                .values(version=StoreVersionRow.version + 1)
+            )
+            conn.execute(delete(AnalysisChangeRow).where(AnalysisChangeRow.seq <= mark))
+            conn.execute(insert(AnalysisChangeRow).values(tbl="trim", run_id=str(mark)))
+        return True
+
+    @staticmethod
+    def _cell_select(run_ids: Sequence[str] | None) -> Select[Any]:
         ok = GradeRow.status == "ok"
         scored = ok & GradeRow.tier_score.is_not(None)
         failed = ~scored & (GradeRow.status != "parse_error")
@@ -328,7 +385,56 @@ class AggregateStore(RunStore):
             func.sum(case((GradeRow.status == "parse_error", 1), else_=0)),
             func.sum(case((failed & ~GradeRow.retryable, 1), else_=0)),
             func.sum(case((failed & GradeRow.retryable, 1), else_=0)),
-        ).group_by(*key_columns)
+        )
+        if run_ids is not None:
+            stmt = stmt.where(GradeRow.run_id.in_(list(run_ids)))
+        return stmt.group_by(*key_columns)  # type: ignore[return-value]
+
+    @staticmethod
+    def _cell(row: Sequence[Any]) -> list[float]:
+        return [
+            int(row[6]),
+            int(row[7] or 0),
+            float(row[8] or 0.0),
+            float(row[9] or 0.0),
+            int(row[10] or 0),
+            int(row[11] or 0),
+            int(row[12] or 0),
+        ]
+
+    def grade_cells(self, run_ids: Sequence[str]) -> dict[CellKey, list[float]]:
+        """The cells of :meth:`grade_summary` for these runs only (what a write changed)."""
+        out: dict[CellKey, list[float]] = {}
+        with self.engine.connect() as conn:
+            for part in chunks(list(run_ids)):
+                for row in conn.execute(self._cell_select(part)).all():
+                    out[(row[0], row[1], row[2], row[3], row[4], row[5])] = self._cell(row)
+        return out
+
+    def judge_newest(self, judge_keys: Sequence[str]) -> dict[str, datetime]:
+        """Each judge config's newest grade time (configs without grades absent)."""
+        out: dict[str, datetime] = {}
+        with self.engine.connect() as conn:
+            # one key at a time: each is a seek at the end of the key's run in
+            # ix_grades_overview (judge_key, created_at, …); an IN list scans them all
+            for key in judge_keys:
+                newest = conn.execute(
+                    select(func.max(GradeRow.created_at)).where(GradeRow.judge_key == key)
+                ).scalar()
+                if newest is not None:
+                    out[key] = _as_datetime(newest)
+        return out
+
+    def grade_summary(self, run_packs: Mapping[str, str]) -> GradeSummary:
+        """Every grade summed per cell and counted per combination.
+
+        ``run_packs`` maps run ids to their pack (grades of runs not in it get a combination
+        with pack None). The database sums each cell (GROUP BY run, rubric content, tier and
+        judge config: counts, Σ score, Σ score²), so what reaches Python is one row per
+        cell, read in batches; a 3-judge panel's 1,000,000 grades were a list of 1,000,000
+        nine-column rows (most of the web server's 1.7 GB) and as many loop turns.
+        """
+        stmt = self._cell_select(None)
         cells: dict[CellKey, list[float]] = {}
         counts: dict[tuple[str | None, str, str, str, str, str], int] = {}
         # a few distinct (rubric content, tier, judge) parts: one copy of their strings
@@ -338,15 +444,7 @@ class AggregateStore(RunStore):
                 part = row[1:6]
                 rubric_id, version, rubric_hash, tier, judge = parts.setdefault(part, part)
                 n = int(row[6])
-                cells[(row[0], rubric_id, version, rubric_hash, tier, judge)] = [
-                    n,
-                    int(row[7] or 0),
-                    float(row[8] or 0.0),
-                    float(row[9] or 0.0),
-                    int(row[10] or 0),
-                    int(row[11] or 0),
-                    int(row[12] or 0),
-                ]
+                cells[(row[0], rubric_id, version, rubric_hash, tier, judge)] = self._cell(row)
                 # per combination: the cells' counts with the run replaced by its pack
                 combo = (run_packs.get(row[0]), rubric_id, version, rubric_hash, tier, judge)
                 counts[combo] = counts.get(combo, 0) + n
@@ -378,8 +476,8 @@ class AggregateStore(RunStore):
                     out[key] = JudgeIdentity.model_validate(doc["judge"])
         return out
 
-    def label_facts(self) -> list[LabelFact]:
-        """Every check outcome, by run and source."""
+    def label_facts(self, run_ids: Sequence[str] | None = None) -> list[LabelFact]:
+        """Every check outcome (or those of ``run_ids``), by run and source."""
         stmt = select(
             LabelRow.run_id,
             LabelRow.source,
@@ -387,9 +485,16 @@ class AggregateStore(RunStore):
             LabelRow.check_hash,
             LabelRow.failure_kind,
         ).order_by(LabelRow.run_id, LabelRow.source)
+        rows: list[Sequence[Any]] = []
+        if run_ids is None:
+            rows.extend(self._raw_rows(stmt))
+        else:
+            with self.engine.connect() as conn:
+                for part in chunks(list(run_ids)):
+                    rows.extend(conn.execute(stmt.where(LabelRow.run_id.in_(part))).all())
         return [
             LabelFact(r[0], r[1], None if r[2] is None else bool(r[2]), r[3] or "", r[4])
-            for r in self._raw_rows(stmt)
+            for r in rows
         ]
 
     def votes_and_chapter_grades_about(self, run_ids: Sequence[str]) -> int:
@@ -426,8 +531,11 @@ class AggregateStore(RunStore):
                 )
         return n
 
-    def verdict_facts(self) -> list[VerdictFact]:
-        """Every binary verdict's columns (plain tuples: one per verdict, 50,000 at scale)."""
+    def verdict_facts(self, run_ids: Sequence[str] | None = None) -> list[VerdictFact]:
+        """Every binary verdict's columns (or those of ``run_ids``), by run and key.
+
+        Plain tuples: one per verdict, 50,000 at scale.
+        """
         stmt = select(
             VerdictRow.run_id,
             VerdictRow.judge_kind,
@@ -435,10 +543,15 @@ class AggregateStore(RunStore):
             VerdictRow.judge_key,
             VerdictRow.verdict,
             VerdictRow.repeat,
-        )
-        return [
-            VerdictFact(r[0], r[1], r[2], r[3], r[4], int(r[5] or 0)) for r in self._raw_rows(stmt)
-        ]
+        ).order_by(VerdictRow.run_id, VerdictRow.key)
+        rows: list[Sequence[Any]] = []
+        if run_ids is None:
+            rows.extend(self._raw_rows(stmt))
+        else:
+            with self.engine.connect() as conn:
+                for part in chunks(list(run_ids)):
+                    rows.extend(conn.execute(stmt.where(VerdictRow.run_id.in_(part))).all())
+        return [VerdictFact(r[0], r[1], r[2], r[3], r[4], int(r[5] or 0)) for r in rows]
 
     def step_counts(self, run_ids: Sequence[str]) -> dict[str, StepCounts]:
         """Steps, tool calls and errors of the given runs (runs without steps absent)."""

@@ -446,6 +446,23 @@ class RunStore(StoreBase):
             for row in rows:
                 yield run_from(row)
 
+    def list_pack_runs(self, pack_id: str) -> list[Run]:
+        """:meth:`list_runs` of one pack, read as plain rows rather than ORM objects.
+
+        A grade job lists its pack's runs; at 67,000 runs the ORM's per-row objects cost
+        most of the listing (6 of 9 s profiled). The same runs, in the same order.
+        """
+        tbl = RunRow.__table__
+        # the columns a Run is made of (not updated_at: a date parsed per row for nothing)
+        cols = [
+            c.label("metadata_") if c.name == "metadata" else c
+            for c in tbl.c
+            if c.name != "updated_at"
+        ]
+        stmt = select(*cols).where(tbl.c.pack_id == pack_id).order_by(tbl.c.id)
+        with self.engine.connect() as conn:
+            return [run_from(r) for r in conn.execute(stmt)]  # type: ignore[arg-type]
+
 
 @functools.cache
 def _jsonb_text_dumper() -> type[Any]:

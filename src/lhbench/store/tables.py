@@ -26,6 +26,7 @@ from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 __all__ = [
+    "AnalysisChangeRow",
     "AnnotationVersionRow",
     "ArtifactRow",
     "Base",
@@ -161,6 +162,8 @@ class RunRow(Base):
     __table_args__ = (
         Index("ix_runs_pack_task", "pack_id", "task_id"),
         Index("ix_runs_harness_model", "harness", "model"),
+        # the runs page's default order (newest first): 50 rows without sorting them all
+        Index("ix_runs_started_at_id", "started_at", "id"),
     )
 
 
@@ -358,6 +361,22 @@ class StoreVersionRow(Base):
     __tablename__ = "store_version"
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     version: Mapped[int] = mapped_column(BigInteger)
+
+
+class AnalysisChangeRow(Base):
+    """A write to a table the overview summarises, logged by triggers (migration 0020).
+
+    ``run_id`` names the run whose grades, labels or verdicts changed; NULL means the
+    table's change touches everything (runs, packs, votes).
+    """
+
+    __tablename__ = "analysis_changes"
+    __table_args__ = ({"sqlite_autoincrement": True},)
+    seq: Mapped[int] = mapped_column(
+        BigInteger().with_variant(Integer(), "sqlite"), primary_key=True, autoincrement=True
+    )
+    tbl: Mapped[str] = mapped_column(String(20))
+    run_id: Mapped[str | None] = mapped_column(String(200))
 
 
 class AnnotationVersionRow(Base):

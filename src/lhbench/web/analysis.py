@@ -25,11 +25,13 @@ import math
 import re
 import statistics
 import threading
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
+from datetime import datetime
 from functools import cached_property
+from typing import Any
 from urllib.parse import urlencode
 
 import numpy as np
@@ -61,7 +63,7 @@ from lhbench.schema import (
 )
 from lhbench.stats import EloResult, bradley_terry_elo, proportion
 from lhbench.stats.elo import VoteArrays
-from lhbench.store import GradeCombo, RunFact, Store, VerdictFact
+from lhbench.store import GradeCombo, LabelFact, RunFact, Store, StoreChanges, VerdictFact
 from lhbench.store.aggregates import (
     CELL_GRADES,
     CELL_PARSE,
@@ -78,6 +80,7 @@ __all__ = [
     "default_group_by",
     "parse_group_by",
     "rank_by_ci",
+    "refresh",
     "settle_heap",
     "sort_agents",
 ]
@@ -172,6 +175,12 @@ class Analysis:
     grades_used: int
     votes: int
     parse_errors: int
+    # what it was asked with, and what :func:`refresh` updates it from
+    by_asked: tuple[str, ...] | None = field(default=None, repr=False, compare=False)
+    panel: set[str] | None = field(default=None, repr=False, compare=False)
+    _summary: _Summary | None = field(default=None, repr=False, compare=False)
+    # the runs page's filter options, counted over every run once per analysis
+    _options: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @cached_property
     def task_count(self) -> int:
@@ -200,15 +209,19 @@ class Analysis:
 
     def values(self, attr: str) -> list[str]:
         """Distinct values of a run attribute (pack_id, task_id, harness, model, status)."""
-        return sorted({str(getattr(r, attr)) for r in self.runs.values()})
+        if attr not in self._options:
+            self._options[attr] = sorted({str(getattr(r, attr)) for r in self.runs.values()})
+        return list(self._options[attr])
 
     def version_values(self) -> dict[str, list[str]]:
         """Every version key with its values."""
-        out: dict[str, set[str]] = defaultdict(set)
-        for r in self.runs.values():
-            for k, v in r.versions.items():
-                out[k].add(v)
-        return {k: sorted(v) for k, v in sorted(out.items())}
+        if " versions" not in self._options:
+            out: dict[str, set[str]] = defaultdict(set)
+            for r in self.runs.values():
+                for k, v in r.versions.items():
+                    out[k].add(v)
+            self._options[" versions"] = {k: sorted(v) for k, v in sorted(out.items())}
+        return {k: list(v) for k, v in self._options[" versions"].items()}
 
     def default_tier(self) -> TierKey | None:
         """The tier with the most scored runs (never one that holds only failures)."""
@@ -394,9 +407,38 @@ def analyse(
     """
     settle_heap()
     with gc_paused():
-        out = _analyse(store, by=by, panel=panel)
+        summary = _Summary.full(store, by=by, panel=panel)
+        out = summary.analysis()
+    # a log the summary no longer needs is cut (other readers then summarise again)
+    store.trim_changes(summary.mark)
     # the summary lives until the next write and holds no cycles: out of the collector's
     # way, or the requests after it pay for walking it (see settle_heap)
+    gc.freeze()
+    return out
+
+
+def refresh(store: Store, previous: Analysis) -> Analysis:
+    """``previous`` brought up to date with what the store's change log says was written.
+
+    A write of grades, labels or verdicts costs the work of the runs written to: their
+    cells are read again and their agents' rows recomputed; votes recompute the Elo. The
+    result is the one :func:`analyse` would give (``tests/web/test_incremental.py``
+    checks it after random writes). Anything else (runs, packs, a new judge or tier, a
+    judge config turning stale) summarises the whole store again.
+    """
+    summary = previous._summary
+    if summary is None:
+        return analyse(store, by=previous.by_asked, panel=previous.panel)
+    changes = store.changes_since(summary.mark)
+    if changes.whole - {"votes"} or changes.trimmed > summary.mark:
+        return analyse(store, by=previous.by_asked, panel=previous.panel)
+    with gc_paused():
+        # the old summary may be half-updated when this fails or gives up: never reused
+        previous._summary = None
+        updated = summary.update(store, changes)
+        out = updated.analysis() if updated is not None else None
+    if out is None:
+        return analyse(store, by=previous.by_asked, panel=previous.panel)
     gc.freeze()
     return out
 
@@ -416,133 +458,339 @@ def settle_heap() -> None:
     gc.collect()
 
 
-def _analyse(
-    store: Store,
-    *,
-    by: Sequence[str] | None,
-    panel: set[str] | None,
-) -> Analysis:
-    every = store.run_facts()
-    # a run that failed for infrastructure is no score: in no figure here, named in the notes
-    infra = [r for r in every if r.failure_kind == FailureKind.INFRASTRUCTURE.value]
-    facts = [r for r in every if r.failure_kind != FailureKind.INFRASTRUCTURE.value]
-    runs = {r.id: r for r in facts}
-    group_by = tuple(by) if by else default_group_by(facts)
-    rubric_hashes, library, tasks = _pack_metadata(store)
-    summary = store.grade_summary({r.id: r.pack_id for r in every})
-    identities = store.judge_identities()
-    current, excluded = _current_combos(summary.combos, identities, rubric_hashes, library, panel)
-    excluded.infra_runs = _infra_reasons(store, infra)
+# a cell without its run: (rubric id, version, content hash, tier, judge config)
+_Part = tuple[str, str, str, str, str]
+# a combination: the run's pack (None for grades of unknown runs) and the cell's part
+_ComboKey = tuple[str | None, str, str, str, str, str]
 
-    # group labels exactly as the report writes them (one Run per distinct signature)
-    reps: dict[tuple[object, ...], str] = {}
-    agent_of: dict[str, str] = {}
-    shown: dict[str, RunFact] = {}
-    for r in facts:
-        # what group_label reads of the run: one stand-in per agent, not per task
-        sig = tuple(_group_value(r, k) for k in group_by)
-        label = reps.get(sig)
-        if label is None:
-            stand_in = Run.model_construct(
-                id=r.id,
-                pack_id=r.pack_id,
-                task_id=r.task_id,
-                harness=r.harness,
-                harness_version=r.harness_version,
-                model=r.model,
-                versions=r.versions,
-                status=RunStatus(r.status),
+
+@dataclass(slots=True)
+class _RunPart:
+    """What one run's cells add to the figures (recomputed when the run is written to)."""
+
+    parse: int = 0
+    used: int = 0
+    panel: dict[TierKey, set[str]] = field(default_factory=dict)
+    judges: dict[TierKey, dict[str, tuple[int, float]]] = field(default_factory=dict)
+    noise: list[float] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class _LabelPart:
+    """One run's check labels: counted, stale, and left out with an infrastructure failure."""
+
+    counted: list[LabelFact]
+    stale: int
+    infra: list[LabelFact]
+
+
+class _Summary:
+    """Everything :class:`Analysis` is built from, kept per run so a write updates it."""
+
+    def __init__(self, store: Store, by: Sequence[str] | None, panel: set[str] | None) -> None:
+        self.by_asked = tuple(by) if by else None
+        self.panel = panel
+        # the change log's newest entry before anything is read: a write after it is
+        # read again by the next update (runs are recomputed whole, so twice is harmless)
+        self.mark = store.change_mark()
+        self.every = store.run_facts()
+        self.every_by_id = {r.id: r for r in self.every}
+        # a run that failed for infrastructure is no score: in no figure, named in the notes
+        infra = [r for r in self.every if r.failure_kind == FailureKind.INFRASTRUCTURE.value]
+        self.infra_ids = {r.id for r in infra}
+        facts = [r for r in self.every if r.failure_kind != FailureKind.INFRASTRUCTURE.value]
+        self.runs = {r.id: r for r in facts}
+        self.group_by = tuple(by) if by else default_group_by(facts)
+        self.rubric_hashes, self.library, self.tasks = _pack_metadata(store)
+        self.task_hashes = {k: t.content_hash for k, t in self.tasks.items()}
+        self.identities = store.judge_identities()
+        self.infra_reasons = _infra_reasons(store, infra)
+        self.agent_of, self.shown = self._agents(facts)
+        self.members: dict[str, list[str]] = defaultdict(list)
+        for run_id in sorted(self.runs):
+            self.members[self.agent_of[run_id]].append(run_id)
+        self.cells: dict[str, dict[_Part, list[float]]] = {}
+        self.combo_counts: dict[_ComboKey, int] = {}
+        self.newest: dict[str, datetime] = {}
+        self.grades_total = 0
+        self.current: set[Combo] = set()
+        self.combo_ex = Exclusions()
+        self.parts: dict[str, _RunPart] = {}
+        self.parse_errors = self.grades_used = 0
+        self.panel_count: dict[TierKey, Counter[str]] = defaultdict(Counter)
+        self.scored_count: dict[TierKey, Counter[str]] = defaultdict(Counter)
+        self.names: dict[TierKey, dict[str, str]] = {}
+        self.scores: dict[TierKey, dict[str, RunTierScore]] = {}
+        self.label_parts: dict[str, _LabelPart] = {}
+        self.labels: dict[str, bool | None] = {}
+        # verdicts of the runs in the figures, and of the others (infrastructure, unknown)
+        self.verdicts: dict[str, list[VerdictFact]] = {}
+        self.other_verdicts: dict[str, list[VerdictFact]] = {}
+        self.elo: EloResult | None = None
+        self.human_votes = 0
+        self.rows: dict[str, AgentRow] = {}
+        self.chapter_infra = 0
+
+    @classmethod
+    def full(cls, store: Store, *, by: Sequence[str] | None, panel: set[str] | None) -> _Summary:
+        """The store summarised from scratch."""
+        s = cls(store, by, panel)
+        summary = store.grade_summary({r.id: r.pack_id for r in s.every})
+        flat = summary.cells
+        shared: dict[_Part, _Part] = {}
+        # moved cell by cell: the flat keys are freed as the per-run ones are made, each
+        # (rubric, tier, judge) part one tuple for all runs
+        while flat:
+            (run_id, *rest), c = flat.popitem()
+            where = (rest[0], rest[1], rest[2], rest[3], rest[4])
+            s.cells.setdefault(run_id, {})[shared.setdefault(where, where)] = c
+            s.grades_total += int(c[CELL_GRADES])
+        for combo in summary.combos:
+            ckey: _ComboKey = (
+                combo.pack_id,
+                combo.rubric_id,
+                combo.rubric_version,
+                combo.rubric_hash,
+                combo.tier,
+                combo.judge_key,
             )
-            label = reps[sig] = group_label(stand_in, group_by)
-        agent_of[r.id] = label
-        shown.setdefault(label, r)
+            s.combo_counts[ckey] = combo.grades
+            s.newest[combo.judge_key] = combo.last_at
+        s._judge_policy()
+        for run_id in s.runs:
+            s._set_part(run_id)
+        s._name_judges()
+        for key in sorted(s.scored_count):
+            s.scores[key] = {}
+        for run_id, part in s.parts.items():
+            s._score(run_id, part)
+        s._set_labels(store.label_facts(), None)
+        s._set_verdicts(store.verdict_facts(), ())
+        s._rate(store)
+        s._count_infra(store)
+        for label, run_ids in s.members.items():
+            s.rows[label] = s._row(label, run_ids)
+        return s
 
-    # per tier: judge means per run (repeats averaged), then the panel's mean and variance
-    by_tier: dict[TierKey, dict[str, dict[str, tuple[int, float]]]] = defaultdict(
-        lambda: defaultdict(dict)
-    )
-    # the tier's panel, as the report counts it: every judge with a current grade on it
-    panels: dict[TierKey, set[str]] = defaultdict(set)
-    noise_cells: dict[str, list[float]] = defaultdict(list)
-    grades_used = parse_errors = 0
-    for (run_id, rubric_id, version, rubric_hash, tier, judge_key), c in summary.cells.items():
-        fact = runs.get(run_id)
-        if fact is None:
-            continue
-        parse_errors += int(c[CELL_PARSE])
-        if (fact.pack_id, rubric_id, version, rubric_hash, tier, judge_key) not in current:
-            continue
-        grades_used += int(c[CELL_GRADES])
-        key = TierKey(rubric_id, version, tier, rubric_hash)
-        panels[key].add(judge_key)
-        scored = int(c[CELL_SCORED])
-        if scored:
-            total = c[CELL_TOTAL]
-            by_tier[key][run_id][judge_key] = (scored, total)
-            if scored >= 2:
-                noise_cells[agent_of[run_id]].append(repeat_sd(scored, total, c[CELL_TOTAL_SQ]))
-    judge_names: dict[str, str] = {}
-    scores: dict[TierKey, dict[str, RunTierScore]] = {}
-    for key in sorted(by_tier):
-        per_run = by_tier[key]
-        names = judge_labels(identities[j] for j in {j for js in per_run.values() for j in js})
-        judge_names.update(names)
-        scores[key] = {
-            run_id: panel_score(run_id, {names[j]: total / n for j, (n, total) in judges.items()})
-            for run_id, judges in per_run.items()
+    def update(self, store: Store, changes: StoreChanges) -> _Summary | None:
+        """This summary after ``changes`` (None: summarise everything again)."""
+        self.mark = changes.mark
+        graded = sorted(changes.runs.get("grades", set()))
+        labelled = sorted(changes.runs.get("labels", set()))
+        judged = sorted(changes.runs.get("verdicts", set()))
+        touched: set[str] = set()
+        if graded:
+            before = (
+                {key: set(c) for key, c in self.scored_count.items() if +c},
+                {key: set(c) for key, c in self.panel_count.items() if +c},
+            )
+            current = set(self.current)
+            fresh = store.grade_cells(graded)
+            judges: set[str] = set()
+            for run_id in graded:
+                pack = self.every_by_id[run_id].pack_id if run_id in self.every_by_id else None
+                for part, c in self.cells.pop(run_id, {}).items():
+                    self._count(pack, part, c, -1)
+                    judges.add(part[4])
+            for (run_id, *rest), c in fresh.items():
+                part = (rest[0], rest[1], rest[2], rest[3], rest[4])
+                self.cells.setdefault(run_id, {})[part] = c
+                pack = self.every_by_id[run_id].pack_id if run_id in self.every_by_id else None
+                self._count(pack, part, c, +1)
+                judges.add(part[4])
+            if not judges <= set(self.identities):
+                return None  # a judge never seen: its identity is read by a full summary
+            self.newest = {k: t for k, t in self.newest.items() if k not in judges}
+            self.newest.update(store.judge_newest(sorted(judges)))
+            self._judge_policy()
+            if self.current != current:
+                return None
+            for run_id in graded:
+                if run_id in self.runs:
+                    self._set_part(run_id)
+            after = (
+                {key: set(c) for key, c in self.scored_count.items() if +c},
+                {key: set(c) for key, c in self.panel_count.items() if +c},
+            )
+            if after != before:
+                return None  # a tier or a judge came or went: names and panels change
+            for key in self.scores:
+                for run_id in graded:
+                    self.scores[key].pop(run_id, None)
+            for run_id in graded:
+                if run_id in self.parts:
+                    self._score(run_id, self.parts[run_id])
+            touched.update(graded)
+        if labelled:
+            for run_id in labelled:
+                self.labels.pop(run_id, None)
+            self._set_labels(store.label_facts(labelled), labelled)
+            touched.update(labelled)
+        if judged:
+            self._set_verdicts(store.verdict_facts(judged), judged)
+            touched.update(judged)
+        if "votes" in changes.whole:
+            self._rate(store)
+        self._count_infra(store)
+        for label in {self.agent_of[r] for r in touched if r in self.agent_of}:
+            self.rows[label] = self._row(label, self.members[label])
+        return self
+
+    def _agents(self, facts: Sequence[RunFact]) -> tuple[dict[str, str], dict[str, RunFact]]:
+        """Each run's group label exactly as the report writes it, and a run per group."""
+        reps: dict[tuple[object, ...], str] = {}
+        agent_of: dict[str, str] = {}
+        shown: dict[str, RunFact] = {}
+        for r in facts:
+            # what group_label reads of the run: one stand-in per agent, not per task
+            sig = tuple(_group_value(r, k) for k in self.group_by)
+            label = reps.get(sig)
+            if label is None:
+                stand_in = Run.model_construct(
+                    id=r.id,
+                    pack_id=r.pack_id,
+                    task_id=r.task_id,
+                    harness=r.harness,
+                    harness_version=r.harness_version,
+                    model=r.model,
+                    versions=r.versions,
+                    status=RunStatus(r.status),
+                )
+                label = reps[sig] = group_label(stand_in, self.group_by)
+            agent_of[r.id] = label
+            shown.setdefault(label, r)
+        return agent_of, shown
+
+    def _count(self, pack: str | None, part: _Part, c: list[float], sign: int) -> None:
+        """Add (or take back) a cell's grades to its combination's count and the total."""
+        key: _ComboKey = (pack, *part)
+        n = self.combo_counts.get(key, 0) + sign * int(c[CELL_GRADES])
+        if n:
+            self.combo_counts[key] = n
+        else:
+            self.combo_counts.pop(key, None)
+        self.grades_total += sign * int(c[CELL_GRADES])
+
+    def _judge_policy(self) -> None:
+        """Which combinations are current, and the grades of the others by reason."""
+        combos = [
+            GradeCombo(*key[:6], grades=n, last_at=self.newest[key[5]])
+            for key, n in sorted(self.combo_counts.items(), key=lambda kv: (kv[0][0] or "", kv[0]))
+        ]
+        self.current, self.combo_ex = _current_combos(
+            combos, self.identities, self.rubric_hashes, self.library, self.panel
+        )
+
+    def _set_part(self, run_id: str) -> None:
+        """Recompute a run's contribution from its cells (the counters follow)."""
+        old = self.parts.pop(run_id, None)
+        if old is not None:
+            self._tally(old, -1)
+        fact = self.runs[run_id]
+        part = _RunPart()
+        for (rubric_id, version, rubric_hash, tier, judge_key), c in sorted(
+            self.cells.get(run_id, {}).items()
+        ):
+            part.parse += int(c[CELL_PARSE])
+            if (fact.pack_id, rubric_id, version, rubric_hash, tier, judge_key) not in self.current:
+                continue
+            part.used += int(c[CELL_GRADES])
+            key = TierKey(rubric_id, version, tier, rubric_hash)
+            part.panel.setdefault(key, set()).add(judge_key)
+            scored = int(c[CELL_SCORED])
+            if scored:
+                total = c[CELL_TOTAL]
+                part.judges.setdefault(key, {})[judge_key] = (scored, total)
+                if scored >= 2:
+                    part.noise.append(repeat_sd(scored, total, c[CELL_TOTAL_SQ]))
+        self.parts[run_id] = part
+        self._tally(part, +1)
+
+    def _tally(self, part: _RunPart, sign: int) -> None:
+        self.parse_errors += sign * part.parse
+        self.grades_used += sign * part.used
+        for key, judges in part.panel.items():
+            self.panel_count[key].update({j: sign for j in judges})
+        for key, scored in part.judges.items():
+            self.scored_count[key].update({j: sign for j in scored})
+
+    def _name_judges(self) -> None:
+        self.names = {
+            key: judge_labels(self.identities[j] for j in sorted(c) if c[j] > 0)
+            for key, c in self.scored_count.items()
+            if +c
         }
 
-    # check labels: stale ones (their task changed since) set apart, as the report does
-    task_hashes = {k: t.content_hash for k, t in tasks.items()}
-    every_by_id = {r.id: r for r in every}
-    label_list, infra_labels = [], []
-    for lab in store.label_facts():
-        owner = every_by_id.get(lab.run_id)
-        now = task_hashes.get((owner.pack_id, owner.task_id)) if owner else None
-        if label_is_stale(lab.source, lab.check_hash, now):
-            excluded.stale_labels += 1
-        elif owner is None or lab.run_id in runs:
-            label_list.append(lab)
-        else:
-            infra_labels.append(lab)
-    excluded.infra_labels = sum(
-        1
-        for lab in label_list
-        if lab.passed is None and lab.failure_kind == FailureKind.INFRASTRUCTURE.value
-    )
-    labels = label_outcomes(label_list)
-    verdict_facts = store.verdict_facts()
-    if excluded.infra_runs:
-        # what the report counts as left out with those runs: their grades, votes,
-        # verdicts, current labels and chapter grades
-        infra_ids = set(excluded.infra_runs)
-        excluded.infra_judgements = (
-            int(sum(c[CELL_GRADES] for k, c in summary.cells.items() if k[0] in infra_ids))
-            + sum(1 for vf in verdict_facts if vf.run_id in infra_ids)
-            + sum(1 for lab in infra_labels if lab.run_id in infra_ids)
-            + store.votes_and_chapter_grades_about(sorted(infra_ids))
+    def _score(self, run_id: str, part: _RunPart) -> None:
+        """A run's panel score on each tier it has scored grades on."""
+        for key, judges in part.judges.items():
+            names = self.names[key]
+            self.scores[key][run_id] = panel_score(
+                run_id, {names[j]: total / n for j, (n, total) in judges.items()}
+            )
+
+    def _set_labels(self, facts: Sequence[LabelFact], run_ids: Sequence[str] | None) -> None:
+        """Check labels of all runs (``run_ids`` None) or of those runs: stale ones apart."""
+        parts: dict[str, _LabelPart] = {r: _LabelPart([], 0, []) for r in run_ids or ()}
+        for lab in facts:
+            part = parts.setdefault(lab.run_id, _LabelPart([], 0, []))
+            owner = self.every_by_id.get(lab.run_id)
+            now = self.task_hashes.get((owner.pack_id, owner.task_id)) if owner else None
+            if label_is_stale(lab.source, lab.check_hash, now):
+                part.stale += 1
+            elif owner is None or lab.run_id in self.runs:
+                part.counted.append(lab)
+            else:
+                part.infra.append(lab)
+        for run_id, part in parts.items():
+            if part.counted or part.stale or part.infra:
+                self.label_parts[run_id] = part
+            else:
+                self.label_parts.pop(run_id, None)
+        # outcomes are per run: all at once, or the runs written to
+        self.labels.update(label_outcomes(lab for p in parts.values() for lab in p.counted))
+
+    def _set_verdicts(self, facts: Sequence[VerdictFact], run_ids: Sequence[str]) -> None:
+        """Verdicts of all runs, or anew for ``run_ids`` (lists replaced, never changed)."""
+        # a published analysis shares this dict: the next update writes a copy
+        self.verdicts, self.other_verdicts = dict(self.verdicts), dict(self.other_verdicts)
+        for run_id in run_ids:
+            self.verdicts.pop(run_id, None)
+            self.other_verdicts.pop(run_id, None)
+        fresh: dict[str, list[VerdictFact]] = {}
+        for vf in facts:
+            fresh.setdefault(vf.run_id, []).append(vf)
+        for run_id, vs in fresh.items():
+            (self.verdicts if run_id in self.runs else self.other_verdicts)[run_id] = vs
+
+    def _rate(self, store: Store) -> None:
+        """Decided human votes as integer columns, rated between agent groups."""
+        cols = store.vote_columns(rater_kind=JudgeKind.HUMAN.value)
+        self.human_votes = len(cols)
+        known = np.array([r in self.agent_of for r in cols.runs], dtype=bool)
+        both = known[cols.a] & known[cols.b] if self.human_votes else known
+        between = VoteArrays(cols.runs, cols.a[both], cols.b[both], cols.outcome[both]).regroup(
+            [self.agent_of.get(r, "") for r in cols.runs]
         )
-    verdicts: dict[str, list[VerdictFact]] = defaultdict(list)
-    for vf in verdict_facts:
-        if vf.run_id in runs:
-            verdicts[vf.run_id].append(vf)
+        self.elo = bradley_terry_elo(between, seed=0) if len(between) else None
 
-    # decided human votes as integer columns from one query, rated between agent groups
-    cols = store.vote_columns(rater_kind=JudgeKind.HUMAN.value)
-    human_votes = len(cols)
-    known = np.array([r in agent_of for r in cols.runs], dtype=bool)
-    both = known[cols.a] & known[cols.b] if human_votes else known
-    between = VoteArrays(cols.runs, cols.a[both], cols.b[both], cols.outcome[both]).regroup(
-        [agent_of.get(r, "") for r in cols.runs]
-    )
-    elo = bradley_terry_elo(between, seed=0) if len(between) else None
+    def _count_infra(self, store: Store) -> None:
+        """What the report counts as left out with infrastructure-failed runs."""
+        if not self.infra_reasons:
+            return
+        # their grades, verdicts, current labels, votes and chapter grades
+        ids = sorted(self.infra_ids)
+        self.chapter_infra = (
+            int(sum(c[CELL_GRADES] for r in ids for c in self.cells.get(r, {}).values()))
+            + sum(len(self.other_verdicts.get(r, [])) for r in ids)
+            + sum(len(p.infra) for r in ids if (p := self.label_parts.get(r)))
+            + store.votes_and_chapter_grades_about(ids)
+        )
 
-    members: dict[str, list[str]] = defaultdict(list)
-    for run_id in sorted(runs):
-        members[agent_of[run_id]].append(run_id)
-    agents = []
-    for label, run_ids in members.items():
-        rep = shown[label]
+    def _row(self, label: str, run_ids: list[str]) -> AgentRow:
+        """One agent's row (recomputed when any of its runs is written to)."""
+        runs, labels, group_by = self.runs, self.labels, self.group_by
+        rep = self.shown[label]
         row = AgentRow(
             label=label,
             harness=rep.harness if "harness" in group_by else None,
@@ -556,24 +804,23 @@ def _analyse(
             run_ids=run_ids,
             tasks=len({(runs[r].pack_id, runs[r].task_id) for r in run_ids}),
         )
-        for key, tier_runs in scores.items():
+        for key in sorted(self.scores):
+            tier_runs = self.scores[key]
             mine = [r for r in run_ids if r in tier_runs]
             if mine:
                 row.leaderboard[key] = leaderboard_row(
                     label,
                     [tier_runs[r] for r in mine],
                     [(runs[r].pack_id, runs[r].task_id) for r in mine],
-                    panel=len(panels[key]),
+                    panel=sum(1 for n in self.panel_count[key].values() if n > 0),
                 )
         checked = [labels[r] for r in run_ids if r in labels]
         if checked:
             row.passes = pass_rate_row(label, checked)
-        if elo is not None and label in elo.ratings:
-            row.elo = Estimate(elo.ratings[label], *elo.ci[label], elo.games(label))
         agree = [
             (v.verdict == "PASS") == labels[r]
             for r in run_ids
-            for v in verdicts.get(r, [])
+            for v in self.verdicts.get(r, [])
             if v.judge_kind == JudgeKind.AGENT.value
             and v.verdict is not None
             and labels.get(r) is not None
@@ -581,9 +828,10 @@ def _analyse(
         if agree:
             res = proportion(sum(agree), len(agree))
             row.aj = Estimate(res.rate, res.ci[0], res.ci[1], res.n, res.k)
-        if noise_cells.get(label):
-            row.noise = statistics.fmean(noise_cells[label])
-            row.noise_cells = len(noise_cells[label])
+        noise = [sd for r in run_ids if (p := self.parts.get(r)) for sd in p.noise]
+        if noise:
+            row.noise = statistics.fmean(noise)
+            row.noise_cells = len(noise)
         costs = [runs[r].cost_usd for r in run_ids if runs[r].cost_usd is not None]
         if costs:
             row.cost_total = float(sum(c for c in costs if c is not None))
@@ -592,37 +840,71 @@ def _analyse(
             statistics.fmean(runs[r].input_tokens for r in run_ids),
             statistics.fmean(runs[r].output_tokens for r in run_ids),
         )
-        agents.append(row)
+        return row
 
-    tier_notes = {
-        key: leaderboard_notes(
-            sorted(
-                (a.leaderboard[key] for a in agents if key in a.leaderboard),
-                key=lambda r: (-r.mean, r.group),
+    def analysis(self) -> Analysis:
+        """The figures as the pages read them (copies: an older analysis may still be read)."""
+        agents = []
+        for label, row in self.rows.items():
+            elo = self.elo
+            row.elo = (
+                Estimate(elo.ratings[label], *elo.ci[label], elo.games(label))
+                if elo is not None and label in elo.ratings
+                else None
             )
+            agents.append(replace(row))
+        excluded = replace(
+            self.combo_ex,
+            stale_rubric=Counter(self.combo_ex.stale_rubric),
+            stale_judge=Counter(self.combo_ex.stale_judge),
+            not_in_panel=Counter(self.combo_ex.not_in_panel),
+            infra_runs=dict(self.infra_reasons),
+            stale_labels=sum(p.stale for p in self.label_parts.values()),
+            infra_labels=sum(
+                1
+                for p in self.label_parts.values()
+                for lab in p.counted
+                if lab.passed is None and lab.failure_kind == FailureKind.INFRASTRUCTURE.value
+            ),
+            infra_judgements=self.chapter_infra if self.infra_reasons else 0,
         )
-        for key in sorted(scores)
-    }
-    return Analysis(
-        by=group_by,
-        runs=runs,
-        tasks=tasks,
-        tier_keys=sorted(scores),
-        scores=scores,
-        labels=labels,
-        verdicts=dict(verdicts),
-        excluded=excluded,
-        current=current,
-        agents=agents,
-        agent_of=agent_of,
-        elo=elo,
-        tier_notes=tier_notes,
-        judge_names=judge_names,
-        grades_total=int(sum(c[CELL_GRADES] for c in summary.cells.values())),
-        grades_used=grades_used,
-        votes=human_votes,
-        parse_errors=parse_errors,
-    )
+        judge_names: dict[str, str] = {}
+        for key in sorted(self.names):
+            judge_names.update(self.names[key])
+        # copies of the dicts the next update changes in place (C-level, a few ms); the
+        # verdicts' dict is replaced by its updates instead
+        scores = {key: dict(self.scores[key]) for key in sorted(self.scores) if self.scores[key]}
+        tier_notes = {
+            key: leaderboard_notes(
+                sorted(
+                    (a.leaderboard[key] for a in agents if key in a.leaderboard),
+                    key=lambda r: (-r.mean, r.group),
+                )
+            )
+            for key in sorted(scores)
+        }
+        out = Analysis(
+            by=self.group_by,
+            runs=self.runs,
+            tasks=self.tasks,
+            tier_keys=sorted(scores),
+            scores=scores,
+            labels=dict(self.labels),
+            verdicts=self.verdicts,
+            excluded=excluded,
+            current=set(self.current),
+            agents=agents,
+            agent_of=self.agent_of,
+            elo=self.elo,
+            tier_notes=tier_notes,
+            judge_names=judge_names,
+            grades_total=self.grades_total,
+            grades_used=self.grades_used,
+            votes=self.human_votes,
+            parse_errors=self.parse_errors,
+        )
+        out.by_asked, out.panel, out._summary = self.by_asked, self.panel, self
+        return out
 
 
 def sort_agents(analysis: Analysis, metric: str) -> tuple[list[AgentRow], str]:

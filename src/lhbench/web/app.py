@@ -11,6 +11,7 @@ store.
 from __future__ import annotations
 
 import secrets
+import threading
 from pathlib import Path
 
 from fastapi import FastAPI, Request
@@ -39,6 +40,7 @@ def create_app(
     secret: str | None = None,
     settings: Settings | None = None,
     login_policy: LoginPolicy | None = None,
+    warm: bool = False,
 ) -> FastAPI:
     """The app over an opened store.
 
@@ -48,6 +50,9 @@ def create_app(
         settings: Settings (``web_public_leaderboard``, ``web_secure_cookies``,
             ``judge_panel``); read from lhbench.toml and the environment if not given.
         login_policy: Sign-in rate limits and answer time.
+        warm: Start summarising the store for the overview at once, on a thread (at
+            1,000,000 grades the whole summary takes half a minute; the first request
+            then waits only for what is left of it, and later writes update it).
     """
     settings = settings or load_settings()
     state = WebApp(
@@ -121,4 +126,6 @@ def create_app(
         query = f"?{request.url.query}" if request.url.query else ""
         return RedirectResponse(f"/{query}", status_code=303)
 
+    if warm:
+        threading.Thread(target=state.analysis, name="lhbench-warm", daemon=True).start()
     return app

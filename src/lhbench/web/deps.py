@@ -30,7 +30,7 @@ from fastapi.templating import Jinja2Templates
 from lhbench.config import Settings
 from lhbench.reporting import ReportData, fmt
 from lhbench.store import Store
-from lhbench.web.analysis import Analysis, analyse
+from lhbench.web.analysis import Analysis, analyse, refresh
 from lhbench.web.auth import LoginPolicy, csrf_ok, hash_token
 from lhbench.web.security import same_origin_post
 from lhbench.web.views import StoreCache
@@ -192,7 +192,9 @@ class WebApp:
         """The overview figures at the store's current version."""
         self.check_packs()
         return self.cache.get(
-            ("analysis", by), lambda: analyse(self.store, by=by, panel=self.panel)
+            ("analysis", by),
+            lambda: analyse(self.store, by=by, panel=self.panel),
+            lambda previous: refresh(self.store, previous),
         )
 
     def report_data(self) -> ReportData:
