@@ -17,8 +17,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from lhbench.reporting.data import ReportData, label_is_stale, outcome_labels
-from lhbench.schema import FailureKind, Run, Task, Verdict
+from lhbench.reporting.data import AnyRun, ReportData, label_is_stale, outcome_labels
+from lhbench.schema import FailureKind, Task, Verdict
 from lhbench.stats.aj_modes import VerdictReads
 from lhbench.store import JudgeFact, Store, VerdictDetail
 
@@ -71,7 +71,7 @@ def answer_of(pack_id: str, task_id: str, metadata: Mapping[str, Any]) -> str | 
     return f"{pack_id}/{task_id}/{metadata['answer']}"
 
 
-def _run(run: Run) -> AjRun:
+def _run(run: AnyRun) -> AjRun:
     return AjRun(run.pack_id, run.task_id, answer_of(run.pack_id, run.task_id, run.metadata))
 
 
@@ -100,9 +100,13 @@ class AjData:
     @classmethod
     def from_report(cls, data: ReportData) -> AjData:
         """From report data already loaded (the report and the web page)."""
-        verdicts = [verdict_detail(v) for v in data.verdicts]
+        verdicts = (
+            [verdict_detail(v) for v in data.verdicts]
+            if data.lean_verdicts is None
+            else data.lean_verdicts
+        )
         outcomes: dict[str, bool] = {}
-        for v in data.verdicts:
+        for v in verdicts:
             if (passed := data.label_of(v.run_id)) is not None:
                 outcomes[v.run_id] = passed
         return cls(
@@ -178,7 +182,8 @@ def aj_data(data: ReportData | AjData) -> AjData:
     if isinstance(data, AjData):
         return data
     # the same object with the same lists: report data is not changed once sections read it
-    shape = (id(data.verdicts), len(data.verdicts), id(data.runs), len(data.runs), id(data.labels))
+    verdicts = data.verdicts if data.lean_verdicts is None else data.lean_verdicts
+    shape = (id(verdicts), len(verdicts), id(data.runs), len(data.runs), id(data.labels))
     if _last is not None and _last[0]() is data and _last[1] == shape:
         return _last[2]
     out = AjData.from_report(data)

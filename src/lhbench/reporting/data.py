@@ -10,7 +10,7 @@ rubric v1.0 excluded: the rubric changed since"). ``include_stale`` keeps everyt
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cached_property
@@ -30,14 +30,28 @@ from lhbench.schema import (
     PreferenceVote,
     Rubric,
     Run,
+    Step,
     Task,
     Trajectory,
     Verdict,
 )
 from lhbench.stats import PanelAgreement
-from lhbench.store import GradeFact, JudgeName, ScoreFact, Store, group_key
+from lhbench.store import (
+    GradeFact,
+    JudgeName,
+    ReportRun,
+    ScoreFact,
+    StepCounts,
+    Store,
+    VerdictDetail,
+    group_key,
+)
+
+# a run as the report reads it: a model, or its lean fields (``from_store(lean=True)``)
+AnyRun = Run | ReportRun
 
 __all__ = [
+    "AnyRun",
     "Exclusions",
     "ReportData",
     "configured_panel",
@@ -133,7 +147,7 @@ def configured_panel(settings: Settings) -> set[str] | None:
     }
 
 
-def group_label(run: Run, by: Sequence[str]) -> str:
+def group_label(run: AnyRun, by: Sequence[str]) -> str:
     """Human label of a run's group, e.g. ``claude-code / anthropic:opus / skill=v1``."""
     parts = []
     for key in by:
@@ -242,7 +256,7 @@ class Exclusions:
 
 def current_chapter_grades(
     grades: Iterable[ChapterGrade],
-    runs: dict[str, Run],
+    runs: Mapping[str, AnyRun],
     rubric_hashes: dict[tuple[str, str], str],
     chapter_rubrics: Iterable[ChapterRubricRecord],
 ) -> tuple[list[ChapterGrade], int]:
@@ -275,7 +289,7 @@ def current_chapter_grades(
 
 def current_grades(
     grades: Iterable[J],
-    runs: dict[str, Run],
+    runs: Mapping[str, AnyRun],
     rubric_hashes: dict[tuple[str, str], str],
     library: dict[str, str],
     *,
@@ -353,7 +367,7 @@ class _Combo:
 
 def current_grade_facts(
     facts: Sequence[GradeFact],
-    runs: dict[str, Run],
+    runs: Mapping[str, AnyRun],
     rubric_hashes: dict[tuple[str, str], str],
     library: dict[str, str],
     newest: dict[str, datetime],
@@ -412,7 +426,7 @@ def current_grade_facts(
 
 def current_votes(
     votes: Iterable[PreferenceVote],
-    runs: dict[str, Run],
+    runs: Mapping[str, AnyRun],
     rubric_hashes: dict[tuple[str, str], str],
     library: dict[str, str],
     ex: Exclusions,
@@ -455,7 +469,7 @@ def current_votes(
     return keep
 
 
-def _infra_reason(run: Run) -> str:
+def _infra_reason(run: AnyRun) -> str:
     """Why a run failed for infrastructure, in a few words."""
     first = (run.error or run.status.value).strip().splitlines()
     return (first[0] if first else run.status.value)[:120]
@@ -492,7 +506,7 @@ class ReportData:
     ``include_stale``); ``all_grades`` everything stored, for health counts.
     """
 
-    runs: dict[str, Run]
+    runs: dict[str, AnyRun]
     grades: list[Grade] = field(default_factory=list)
     votes: list[PreferenceVote] = field(default_factory=list)
     verdicts: list[Verdict] = field(default_factory=list)
@@ -512,13 +526,18 @@ class ReportData:
     # the lean load (``from_store(lean=True)``): grades as facts, ``grades`` left empty
     lean_grades: list[GradeFact] | None = None
     all_lean_grades: list[GradeFact] | None = None
+    # the lean load: each run's steps that can hold an error (the store's), and step counts
+    load_error_steps: Callable[[Sequence[str]], Iterator[tuple[str, list[Step]]]] | None = None
+    load_step_counts: Callable[[Sequence[str]], dict[str, StepCounts]] | None = None
+    # the lean load: verdicts as the AJ tables read them, ``verdicts`` left empty
+    lean_verdicts: list[VerdictDetail] | None = None
     # each tier's panel agreement, once computed (leaderboard and agreement sections)
     agreements: dict[TierKey, tuple[PanelAgreement, bool]] = field(default_factory=dict)
 
     @classmethod
     def build(
         cls,
-        runs: Iterable[Run],
+        runs: Iterable[AnyRun],
         *,
         grades: Iterable[Grade] = (),
         votes: Iterable[PreferenceVote] = (),
@@ -593,7 +612,9 @@ class ReportData:
                 hold a team's million grades in memory).
             lean: Read grades as :class:`GradeFact` (columns and dimension scores, no
                 document: what every report figure reads) into ``lean_grades`` and
-                ``all_lean_grades``; ``grades`` and ``all_grades`` stay empty.
+                ``all_lean_grades``; ``grades`` and ``all_grades`` stay empty. Runs are
+                read as :class:`ReportRun` and verdicts as :class:`VerdictDetail`
+                (``lean_verdicts``; ``verdicts`` stays empty).
         """
         changes: list[str] = []
         if check_packs:
@@ -613,7 +634,8 @@ class ReportData:
         for _pack_id, _version, content_hash in store.list_pack_versions():
             rubrics.extend(store.get_pack(content_hash).rubrics)
         task_hashes = {(pack_id, t.id): t.content_hash for pack_id, t in tasks}
-        runs = list(store.iter_runs())
+        # lean: the runs' fields and the verdicts' the sections read, no model per row
+        runs: list[AnyRun] = list(store.report_runs() if lean else store.iter_runs())
         by_id = {r.id: r for r in runs}
         labels, stale_labels = [], 0
         for lab in store.list_labels():
@@ -626,13 +648,19 @@ class ReportData:
             labels.append(lab)
         data = cls.build(
             runs,
-            verdicts=store.list_verdicts(),
+            verdicts=() if lean else store.list_verdicts(),
             labels=labels,
             tasks=tasks,
             rubrics=rubrics,
         )
         data.load_trajectory = store.get_trajectory
         data.load_trajectories = store.iter_trajectories
+        if lean:
+            data.load_error_steps = store.iter_error_steps
+            data.load_step_counts = store.step_counts
+            drop = _Without(data.excluded.infra_runs)
+            data.lean_verdicts = drop(store.verdict_details())
+            data.excluded.infra_judgements += drop.dropped
         if not graded:
             data.excluded.pack_changes = changes
             data.excluded.stale_labels = 0 if include_stale else stale_labels
@@ -741,13 +769,18 @@ class ReportData:
         elif self.load_trajectory is not None:
             yield from map(self.load_trajectory, run_ids)
 
-    def task_of(self, run: Run) -> Task | None:
+    def task_of(self, run: AnyRun) -> Task | None:
         """The task a run was on, if its pack is stored."""
         return self.tasks.get((run.pack_id, run.task_id))
 
     def rubric_for(self, rubric_id: str, version: str) -> Rubric | None:
         """A stored rubric by id and version."""
         return self.rubrics.get((rubric_id, version))
+
+    @property
+    def verdict_count(self) -> int:
+        """Verdicts loaded (as models, or lean)."""
+        return len(self.verdicts) if self.lean_verdicts is None else len(self.lean_verdicts)
 
     @cached_property
     def _label_index(self) -> dict[str, Label]:

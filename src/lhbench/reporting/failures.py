@@ -2,18 +2,43 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import astuple
 
-from lhbench.reporting.data import ReportData, group_label
+from lhbench.reporting.data import AnyRun, ReportData, group_label
 from lhbench.reporting.tables import Section, Table
-from lhbench.schema import Run, Trajectory
+from lhbench.schema import Trajectory
 from lhbench.stats import AgentFailureRow, ErrorEvent, agent_table, error_events, type_table
 
 __all__ = ["failures_section"]
 
 # runs whose steps are held at once (the store reads them in slices of this size too)
 _SLICE = 500
+
+# a run with steps, its trajectory (lean: only the steps that can hold an error), its
+# tool calls when counted by the store
+_Walked = tuple[AnyRun, Trajectory, int | None]
+
+
+def _walk(data: ReportData, runs: list[AnyRun]) -> Iterator[_Walked]:
+    """Each run with steps, in order, with what the taxonomy reads of its steps."""
+    if data.load_error_steps is not None and data.load_step_counts is not None:
+        # lean: which runs have steps and their tool calls counted in the database; of
+        # the steps, only tool calls, results, errors and hooks (what an error or its
+        # recovery can be), read without validation
+        counts = data.load_step_counts([r.id for r in runs])
+        stepped = [r for r in runs if r.id in counts and counts[r.id].steps]
+        walked = data.load_error_steps([r.id for r in stepped])
+        for run, (run_id, steps) in zip(stepped, walked, strict=True):
+            yield (
+                run,
+                Trajectory.model_construct(run_id=run_id, steps=steps),
+                counts[run_id].tool_calls,
+            )
+        return
+    for run, traj in zip(runs, data.trajectories([r.id for r in runs]), strict=True):
+        if traj.steps:
+            yield run, traj, None
 
 
 def failures_section(data: ReportData, by: Sequence[str]) -> Section:
@@ -24,28 +49,34 @@ def failures_section(data: ReportData, by: Sequence[str]) -> Section:
         return sec
     runs = list(data.runs.values())
     # a slice of runs' steps at a time (a team's store has 600,000): only the error events
-    # and the per-group counts are kept
+    # and the per-group counts are kept; each run's events are found once
     events: list[ErrorEvent] = []
     per_group: dict[str, list[int]] = {}
     loaded = 0
-    batch: list[tuple[str, Run, Trajectory]] = []
+    batch: list[tuple[str, AnyRun, Trajectory]] = []
+    batch_events: list[list[ErrorEvent]] = []
+    batch_calls: list[int | None] = []
 
-    def count(batch: list[tuple[str, Run, Trajectory]]) -> None:
-        for row in agent_table(batch):
+    def count() -> None:
+        calls = None if None in batch_calls else [n or 0 for n in batch_calls]
+        for row in agent_table(batch, batch_events, calls):
             acc = per_group.setdefault(row.group, [0] * 7)
             for i, n in enumerate(astuple(row)[1:]):
                 acc[i] += n
+        batch.clear()
+        batch_events.clear()
+        batch_calls.clear()
 
-    for run, traj in zip(runs, data.trajectories([r.id for r in runs]), strict=True):
-        if not traj.steps:
-            continue
+    for run, traj, tool_calls in _walk(data, runs):
         loaded += 1
-        events.extend(error_events(traj))
+        found = error_events(traj)
+        events.extend(found)
         batch.append((group_label(run, by), run, traj))
+        batch_events.append(found)
+        batch_calls.append(tool_calls)
         if len(batch) == _SLICE:
-            count(batch)
-            batch = []
-    count(batch)
+            count()
+    count()
     if not loaded:
         sec.empty = "No runs with trajectories yet: import or run some."
         return sec

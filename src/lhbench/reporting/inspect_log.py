@@ -434,7 +434,10 @@ def inspect_logs(
         grades_by_run[g.run_id].append(g)
     out = []
     now = datetime.now(UTC)
-    for group, runs in group_runs(data.runs.values(), pack=pack).items():
+    models = [r for r in data.runs.values() if isinstance(r, Run)]
+    if len(models) != len(data.runs):
+        raise TypeError("Inspect logs read runs as models: load the data without lean")
+    for group, runs in group_runs(models, pack=pack).items():
         pack_id, pack_hash, harness, model, versions = group
         samples = []
         seen: set[tuple[str, int]] = set()

@@ -123,7 +123,7 @@ def write_report(
     counts = (
         f"Runs: {len(data.runs)} · grades used: {len(data.grade_facts)} of "
         f"{len(data.all_grade_facts)} "
-        f"stored · votes: {len(data.votes)} · verdicts: {len(data.verdicts)} · "
+        f"stored · votes: {len(data.votes)} · verdicts: {data.verdict_count} · "
         f"labels: {len(data.labels)}"
     )
     excluded = data.excluded.notes()

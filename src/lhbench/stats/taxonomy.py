@@ -26,7 +26,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from lhbench.schema import ErrorType, Run, Step, StepKind, Trajectory
+from lhbench.schema import ErrorType, Step, StepKind, Trajectory
 from lhbench.stats.agreement import cohen_kappa
 
 __all__ = [
@@ -381,20 +381,25 @@ class AgentFailureRow:
         return self.recovered / self.errors if self.errors else float("nan")
 
 
-def agent_table(runs: Sequence[tuple[str, Run, Trajectory]]) -> list[AgentFailureRow]:
+def agent_table(
+    runs: Sequence[tuple[str, object, Trajectory]],
+    events: Sequence[Sequence[ErrorEvent]] | None = None,
+    tool_calls: Sequence[int] | None = None,
+) -> list[AgentFailureRow]:
     """Table 12 rows per group (e.g. harness and model).
 
     Runs, errors, failure and recovery rates, how many runs previewed and deployed
-    successfully, and tool calls.
+    successfully, and tool calls. ``events``: each run's :func:`error_events`, when the
+    caller has them already; ``tool_calls``: each run's tool calls, when counted already.
     """
     acc: dict[str, list[int]] = defaultdict(lambda: [0] * 7)
-    for group, _run, traj in runs:
+    for k, (group, _run, traj) in enumerate(runs):
         a = acc[group]
-        events = error_events(traj)
+        events_k = error_events(traj) if events is None else events[k]
         calls = result_calls(traj.steps)
         a[0] += 1
-        a[1] += len(events)
-        a[2] += sum(e.recovered for e in events)
+        a[1] += len(events_k)
+        a[2] += sum(e.recovered for e in events_k)
         ops = []
         for i, s in enumerate(traj.steps):
             if s.kind != StepKind.TOOL_RESULT:
@@ -406,7 +411,11 @@ def agent_table(runs: Sequence[tuple[str, Run, Trajectory]]) -> list[AgentFailur
             else:
                 ops.append(operation_key(name, call.tool_input if call else None))
         # every call counts, with or without an id
-        a[4] += sum(1 for s in traj.steps if s.kind == StepKind.TOOL_CALL)
+        a[4] += (
+            sum(1 for s in traj.steps if s.kind == StepKind.TOOL_CALL)
+            if tool_calls is None
+            else tool_calls[k]
+        )
         a[5] += "preview" in ops
         a[6] += "deploy" in ops
     return [AgentFailureRow(g, *v) for g, v in sorted(acc.items())]

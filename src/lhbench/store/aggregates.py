@@ -21,7 +21,19 @@ from sqlalchemy import Select, Text, and_, case, cast, delete, func, insert, sel
 from sqlalchemy.orm import Session
 from sqlalchemy.sql import ClauseElement
 
-from lhbench.schema import GradeStatus, JudgeIdentity, JudgeKind, Scale, TierKind
+from lhbench.schema import (
+    FailureKind,
+    GradeStatus,
+    JudgeIdentity,
+    JudgeKind,
+    Role,
+    RunStatus,
+    Scale,
+    Step,
+    StepKind,
+    TierKind,
+    failure_kind_of,
+)
 from lhbench.store.base import chunks
 from lhbench.store.runs import RunStore, step_counts_select
 from lhbench.store.tables import (
@@ -30,6 +42,7 @@ from lhbench.store.tables import (
     GradeRow,
     LabelRow,
     RunRow,
+    StepRow,
     StoreVersionRow,
     VerdictRow,
     VoteRow,
@@ -677,6 +690,97 @@ class AggregateStore(RunStore):
             rows = conn.execute(stmt).all()
         return {key: _as_datetime(at) for key, at in rows}
 
+    def report_runs(self) -> Iterator[ReportRun]:
+        """Every run's fields a report reads (:class:`ReportRun`), by id, a batch at a time.
+
+        No usage, model usage or validation per run: a team's store holds 100,000 runs,
+        and a report holding each as a ``Run`` model took half a gigabyte. Tag sets and
+        metadata are read as text and decoded once per distinct text, shared by the runs.
+        """
+        stmt = select(
+            RunRow.id,
+            RunRow.pack_id,
+            RunRow.task_id,
+            RunRow.harness,
+            RunRow.harness_version,
+            RunRow.model,
+            cast(RunRow.versions, Text),
+            RunRow.repeat,
+            RunRow.status,
+            RunRow.error,
+            RunRow.failure_kind,
+            cast(RunRow.metadata_, Text),
+        ).order_by(RunRow.id)
+        with self.engine.connect() as conn:
+            for row in conn.execute(stmt.execution_options(yield_per=2000)):
+                status = RunStatus(row[8])
+                kind = FailureKind(row[10]) if row[10] else failure_kind_of(status.value, row[9])
+                yield ReportRun(
+                    id=row[0],
+                    pack_id=row[1],
+                    task_id=row[2],
+                    harness=row[3],
+                    harness_version=row[4],
+                    model=row[5],
+                    versions=_versions(row[6]),
+                    repeat=int(row[7] or 0),
+                    status=status,
+                    error=row[9],
+                    failure_kind=kind,
+                    metadata=_metadata(row[11]),
+                )
+
+    def iter_error_steps(self, run_ids: Sequence[str]) -> Iterator[tuple[str, list[Step]]]:
+        """Per run of ``run_ids`` (in order), its steps that can hold or answer an error.
+
+        Tool calls, tool results, errors and hooks, in order (messages and thinking never
+        do), with the fields the failure taxonomy reads: a step's timestamp, usage,
+        metadata and agent are left at their defaults. Built without validation (the
+        store wrote them valid), tool inputs decoded once per distinct text, a slice of
+        runs per query: a report walks 600,000 steps in bounded memory.
+        """
+        kinds = [
+            k.value
+            for k in (StepKind.TOOL_CALL, StepKind.TOOL_RESULT, StepKind.ERROR, StepKind.HOOK)
+        ]
+        t = StepRow.__table__.c
+        stmt = select(
+            t.run_id,
+            t.idx,
+            t.role,
+            t.kind,
+            t.content,
+            t.tool_name,
+            t.tool_call_id,
+            cast(t.tool_input, Text),
+            t.tool_output,
+            t.is_error,
+            t.exit_code,
+        )
+        with self.engine.connect() as conn:
+            for part in chunks(list(run_ids)):
+                by_run: dict[str, list[Step]] = {r: [] for r in part}
+                rows = conn.execute(
+                    stmt.where(t.run_id.in_(part), t.kind.in_(kinds)).order_by(t.run_id, t.idx)
+                )
+                for row in rows:
+                    by_run[row[0]].append(
+                        Step.model_construct(
+                            index=row[1],
+                            role=_role(row[2]),
+                            kind=_step_kind(row[3]),
+                            content=row[4],
+                            tool_name=row[5],
+                            tool_call_id=row[6],
+                            tool_input=_json_text(row[7]),
+                            tool_output=row[8],
+                            is_error=bool(row[9]),
+                            exit_code=row[10],
+                        )
+                    )
+                for rid in part:
+                    yield rid, by_run[rid]
+
 
 @dataclass(frozen=True, slots=True)
 class JudgeFact:
@@ -776,3 +880,46 @@ class GradeFact:
     tier_score: float | None
     repeat: int
     scores: tuple[ScoreFact, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ReportRun:
+    """A run's fields the report's sections read (:meth:`AggregateStore.report_runs`).
+
+    Answers what a ``Run`` answers of them (its group, outcome, failure kind and
+    metadata); ``versions`` and ``metadata`` are shared between runs, never to be changed.
+    """
+
+    id: str
+    pack_id: str
+    task_id: str
+    harness: str
+    harness_version: str | None
+    model: str
+    versions: dict[str, str]
+    repeat: int
+    status: RunStatus
+    error: str | None
+    failure_kind: FailureKind | None
+    metadata: dict[str, Any]
+
+    @property
+    def infrastructure_failure(self) -> bool:
+        """The run failed for infrastructure (as :attr:`Run.infrastructure_failure`)."""
+        return self.failure_kind == FailureKind.INFRASTRUCTURE
+
+
+@lru_cache(maxsize=4096)
+def _metadata(text: str | None) -> dict[str, Any]:
+    # most runs' metadata is one of a few texts ("{}"): each decoded once
+    return dict(orjson.loads(text)) if text else {}
+
+
+@lru_cache(maxsize=16)
+def _role(value: str) -> Role:
+    return Role(value)
+
+
+@lru_cache(maxsize=16)
+def _step_kind(value: str) -> StepKind:
+    return StepKind(value)

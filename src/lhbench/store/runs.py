@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import and_, case, delete, func, select
 from sqlalchemy.orm import Session
@@ -40,6 +40,9 @@ from lhbench.store.tables import (
     VoteRow,
 )
 
+if TYPE_CHECKING:
+    from lhbench.store.aggregates import ReportRun
+
 __all__ = ["RunStore", "RunSummary", "group_key", "group_runs"]
 
 
@@ -69,7 +72,7 @@ class RunSummary:
     passed: bool | None = None
 
 
-def group_key(run: Run, key: str) -> str | None:
+def group_key(run: Run | ReportRun, key: str) -> str | None:
     """The value of ``key`` for ``run``: a Run field, or ``versions.K`` / a bare version key."""
     if key.startswith("versions."):
         return run.versions.get(key.removeprefix("versions."))
