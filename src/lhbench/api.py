@@ -30,7 +30,7 @@ import contextlib
 import functools
 import inspect
 import os
-from collections.abc import Awaitable, Callable, Coroutine, Iterator
+from collections.abc import Awaitable, Callable, Coroutine, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, ParamSpec, TypeVar
@@ -58,7 +58,7 @@ if TYPE_CHECKING:
     from lhbench.reporting import ReportData, ReportFiles
     from lhbench.reporting.inspect_log import ExportedLog
     from lhbench.schema import Grade, Label, PreferenceVote, Rubric, Run, Tier, Verdict
-    from lhbench.store import GradeRunRow, Store
+    from lhbench.store import GradeRunRow, PanelGradeRow, Store
 
 __all__ = [
     "ExportOptions",
@@ -457,12 +457,8 @@ async def grade_async(o: GradeOptions, store: Store, settings: Settings) -> Grad
             models = runs
             if lean:  # the runs with every grade stored ok are counted, not built
                 ids_in = {r.id for r in runs}
-                complete = ids_in & store.grade_complete_runs(
-                    rubric_hash=rub.content_hash,
-                    tier=tier_obj.kind.value,
-                    judge_keys=[j.identity.key for j in rjudges],
-                    repeats=o.repeats,
-                )
+                rows = _panel_rows(store, rub, tier_obj, rjudges, o.repeats, pack_id)
+                complete = ids_in & _complete_runs(rows, len(_judge_keys(rjudges)) * o.repeats)
                 models = store.pack_runs_in(pack_id, ids_in - complete)
             job = GradeJob(
                 store,
@@ -499,14 +495,8 @@ async def grade_async(o: GradeOptions, store: Store, settings: Settings) -> Grad
         # their figures come from plain columns (a million grades as Grade objects cost
         # minutes and gigabytes), the Grade objects only when asked for
         panel = {j.identity.key: j.identity for j in job.judges}
-        rows = store.panel_grade_rows(
-            rubric_id=rub.id,
-            rubric_hash=rub.content_hash,
-            tier=tier_obj.kind.value,
-            judge_keys=list(panel),
-            repeats=o.repeats,
-            pack_id=pack_id,
-        )
+        if not lean or summary.results:  # read before the job, and nothing written since
+            rows = _panel_rows(store, rub, tier_obj, job.judges, o.repeats, pack_id)
         out.figures = panel_figures((r for r in rows if r.run_id in ids), panel)
         if o.with_grades:
             keys = {u.key for u in job.plan()}
@@ -514,6 +504,38 @@ async def grade_async(o: GradeOptions, store: Store, settings: Settings) -> Grad
             stored = store.list_grades(rubric_id=rub.id, tier=tier_obj.kind.value, run_ids=ids)
             out.grades = [g for g in stored if g.key in keys]
     return out
+
+
+def _judge_keys(judges: Sequence[Any]) -> list[str]:
+    """A panel's distinct judge keys, in panel order."""
+    return list(dict.fromkeys(j.identity.key for j in judges))
+
+
+def _panel_rows(
+    store: Store, rub: Rubric, tier: Tier, judges: Sequence[Any], repeats: int, pack_id: str
+) -> list[PanelGradeRow]:
+    """The panel's grades of a pack on this rubric and tier, as plain rows."""
+    return store.panel_grade_rows(
+        rubric_id=rub.id,
+        rubric_hash=rub.content_hash,
+        tier=tier.kind.value,
+        judge_keys=_judge_keys(judges),
+        repeats=repeats,
+        pack_id=pack_id,
+    )
+
+
+def _complete_runs(rows: Sequence[PanelGradeRow], per_run: int) -> set[str]:
+    """Runs with ``per_run`` grades stored ok, none retryable: nothing to plan for them.
+
+    As :meth:`Store.grade_complete_runs` counts them, from rows already read (the rows
+    hold only the panel's judges and repeats, each (run, judge, repeat) once).
+    """
+    counts: dict[str, int] = {}
+    for r in rows:
+        if r.status == "ok" and not r.retryable:
+            counts[r.run_id] = counts.get(r.run_id, 0) + 1
+    return {run for run, n in counts.items() if n == per_run}
 
 
 def _run_fact(run: Run) -> GradeRunRow:
