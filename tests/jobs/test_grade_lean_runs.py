@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from sqlalchemy import event
 
 from lhbench.api import grade
 from lhbench.config import Settings
@@ -66,7 +67,16 @@ def test_a_lean_grade_job_builds_runs_only_for_its_gaps(
         assert first.summary.done == 8 * 3 - 1 and first.summary.failed == 1
         calls = stub.count
         built.clear()
-        again = grade("figma-mini", with_grades=False, **kw)  # type: ignore[arg-type]
+        sql: list[str] = []
+
+        def seen(_conn: object, _cursor: object, statement: str, *_: object) -> None:
+            sql.append(statement)
+
+        event.listen(store.engine, "before_cursor_execute", seen)
+        try:
+            again = grade("figma-mini", with_grades=False, **kw)  # type: ignore[arg-type]
+        finally:
+            event.remove(store.engine, "before_cursor_execute", seen)
         lean_built = list(built)
         full = grade("figma-mini", **kw)  # type: ignore[arg-type]
 
@@ -78,5 +88,11 @@ def test_a_lean_grade_job_builds_runs_only_for_its_gaps(
     assert [(r.harness, r.model) for r in again.graded] == [(r.harness, r.model) for r in runs]
     assert [r.id for r in full.runs] == [r.id for r in runs]  # the API's default: every Run
     assert lean_built == ["r002"]  # main: all 8
+    # the panel's grades read once (on the driver's cursor: not seen here), the complete
+    # runs counted from them and the figures reused (nothing ran); through SQLAlchemy only
+    # the gap's states by key. Main: a GROUP BY of the grades besides
+    on_grades = [q for q in sql if "FROM grades" in q]
+    assert len(on_grades) == 1 and "GROUP BY" not in on_grades[0], on_grades
+    assert "key IN" in on_grades[0].replace('"key"', "key")
     assert again.figures is not None and full.figures is not None
     assert again.figures == full.figures
