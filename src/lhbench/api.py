@@ -30,7 +30,7 @@ import contextlib
 import functools
 import inspect
 import os
-from collections.abc import Awaitable, Callable, Coroutine, Iterator
+from collections.abc import Awaitable, Callable, Coroutine, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, ParamSpec, TypeVar
@@ -58,7 +58,7 @@ if TYPE_CHECKING:
     from lhbench.reporting import ReportData, ReportFiles
     from lhbench.reporting.inspect_log import ExportedLog
     from lhbench.schema import Grade, Label, PreferenceVote, Rubric, Run, Tier, Verdict
-    from lhbench.store import Store
+    from lhbench.store import GradeRunRow, PanelGradeRow, Store
 
 __all__ = [
     "ExportOptions",
@@ -347,7 +347,11 @@ class GradeOutcome:
         summary: The grading job's counts (``summary.results``: this call's judgements).
         rubric: The rubric graded on.
         tier: Its tier.
-        runs: The runs graded.
+        runs: The runs graded as ``Run`` models; with ``with_grades=False`` (rubric
+            grading) only those with a grade not stored ok when the job planned (the
+            others are in ``graded`` alone: no ``Run`` is built for a fully graded run).
+        graded: Every run in scope as plain columns (id, task, harness, model, status), in
+            the pack's order: what ``lhbench judge`` prints a row for.
         judges: The panel's labels.
         grades: Every grade of the plan as stored (rubric grading; empty with
             ``with_grades=False``).
@@ -366,6 +370,7 @@ class GradeOutcome:
     votes: list[PreferenceVote] = field(default_factory=list)
     infra_skipped: list[Run] = field(default_factory=list)
     figures: PanelFigures | None = None
+    graded: list[GradeRunRow] = field(default_factory=list)
 
 
 @_job(GradeOptions)
@@ -390,7 +395,14 @@ async def grade_async(o: GradeOptions, store: Store, settings: Settings) -> Grad
         except LhbenchError:
             loaded = None
     pack_id = loaded.pack.id if loaded else o.pack
-    runs = [r for r in store.list_pack_runs(pack_id) if r.status in GRADABLE]
+    # with no objects asked for, a rubric job reads its runs as plain rows and builds a Run
+    # only for a run with a gap (67,000 Run models cost seconds at scale)
+    lean = not o.with_grades and not o.pairwise
+    runs: list[Any] = [
+        r
+        for r in (store.pack_run_facts(pack_id) if lean else store.list_pack_runs(pack_id))
+        if r.status in GRADABLE
+    ]
     if o.run_ids:
         wanted = set(o.run_ids)
         missing = wanted - {r.id for r in runs}
@@ -400,6 +412,8 @@ async def grade_async(o: GradeOptions, store: Store, settings: Settings) -> Grad
     # a run that failed for infrastructure is no score: never graded, never compared
     infra = [r for r in runs if r.infrastructure_failure]
     runs = [r for r in runs if not r.infrastructure_failure]
+    if lean and infra:
+        infra = store.pack_runs_in(pack_id, [r.id for r in infra])
     if not runs:
         why = (
             f" ({len(infra)} failed for infrastructure and are not graded: run them again)"
@@ -439,8 +453,23 @@ async def grade_async(o: GradeOptions, store: Store, settings: Settings) -> Grad
             labels = [j.identity.label for j in pjudges]
         else:
             rjudges = [RubricJudge(pool.get(s, wrapped=wrapped.get(s.ref)), s) for s in specs]
+            complete = None
+            models = runs
+            if lean:  # the runs with every grade stored ok are counted, not built
+                ids_in = {r.id for r in runs}
+                rows = _panel_rows(store, rub, tier_obj, rjudges, o.repeats, pack_id)
+                complete = ids_in & _complete_runs(rows, len(_judge_keys(rjudges)) * o.repeats)
+                models = store.pack_runs_in(pack_id, ids_in - complete)
             job = GradeJob(
-                store, runs, rub, tier_obj, rjudges, tasks=tasks, repeats=o.repeats, remote=remote
+                store,
+                models,
+                rub,
+                tier_obj,
+                rjudges,
+                tasks=tasks,
+                repeats=o.repeats,
+                remote=remote,
+                complete=complete,
             )
             labels = [j.identity.label for j in rjudges]
         summary = await run_with_progress(
@@ -450,8 +479,11 @@ async def grade_async(o: GradeOptions, store: Store, settings: Settings) -> Grad
             concurrency=o.concurrency,
             retry_errors=o.retry_errors,
         )
-    out = GradeOutcome(summary, rub, tier_obj, runs, labels, infra_skipped=infra)
-    ids = {r.id for r in runs}
+    graded = runs if lean else [_run_fact(r) for r in runs]
+    if lean:
+        runs = job.runs
+    out = GradeOutcome(summary, rub, tier_obj, runs, labels, infra_skipped=infra, graded=graded)
+    ids = {r.id for r in graded}
     if o.pairwise:
         out.votes = [
             v
@@ -463,14 +495,8 @@ async def grade_async(o: GradeOptions, store: Store, settings: Settings) -> Grad
         # their figures come from plain columns (a million grades as Grade objects cost
         # minutes and gigabytes), the Grade objects only when asked for
         panel = {j.identity.key: j.identity for j in job.judges}
-        rows = store.panel_grade_rows(
-            rubric_id=rub.id,
-            rubric_hash=rub.content_hash,
-            tier=tier_obj.kind.value,
-            judge_keys=list(panel),
-            repeats=o.repeats,
-            pack_id=pack_id,
-        )
+        if not lean or summary.results:  # read before the job, and nothing written since
+            rows = _panel_rows(store, rub, tier_obj, job.judges, o.repeats, pack_id)
         out.figures = panel_figures((r for r in rows if r.run_id in ids), panel)
         if o.with_grades:
             keys = {u.key for u in job.plan()}
@@ -478,6 +504,53 @@ async def grade_async(o: GradeOptions, store: Store, settings: Settings) -> Grad
             stored = store.list_grades(rubric_id=rub.id, tier=tier_obj.kind.value, run_ids=ids)
             out.grades = [g for g in stored if g.key in keys]
     return out
+
+
+def _judge_keys(judges: Sequence[Any]) -> list[str]:
+    """A panel's distinct judge keys, in panel order."""
+    return list(dict.fromkeys(j.identity.key for j in judges))
+
+
+def _panel_rows(
+    store: Store, rub: Rubric, tier: Tier, judges: Sequence[Any], repeats: int, pack_id: str
+) -> list[PanelGradeRow]:
+    """The panel's grades of a pack on this rubric and tier, as plain rows."""
+    return store.panel_grade_rows(
+        rubric_id=rub.id,
+        rubric_hash=rub.content_hash,
+        tier=tier.kind.value,
+        judge_keys=_judge_keys(judges),
+        repeats=repeats,
+        pack_id=pack_id,
+    )
+
+
+def _complete_runs(rows: Sequence[PanelGradeRow], per_run: int) -> set[str]:
+    """Runs with ``per_run`` grades stored ok, none retryable: nothing to plan for them.
+
+    As :meth:`Store.grade_complete_runs` counts them, from rows already read (the rows
+    hold only the panel's judges and repeats, each (run, judge, repeat) once).
+    """
+    counts: dict[str, int] = {}
+    for r in rows:
+        if r.status == "ok" and not r.retryable:
+            counts[r.run_id] = counts.get(r.run_id, 0) + 1
+    return {run for run, n in counts.items() if n == per_run}
+
+
+def _run_fact(run: Run) -> GradeRunRow:
+    """A run's plain columns (``GradeOutcome.graded``)."""
+    from lhbench.store import GradeRunRow
+
+    return GradeRunRow(
+        run.id,
+        run.task_id,
+        run.harness,
+        run.model,
+        str(run.status),
+        None if run.failure_kind is None else str(run.failure_kind),
+        run.error,
+    )
 
 
 grade = _sync(grade_async)

@@ -123,7 +123,7 @@ def judge(
     }
     floor = figures.noise_floor if repeats > 1 else {}
     rows = []
-    for r in res.runs:
+    for r in res.graded:
         fig = figures.runs.get(r.id)
         sc = fig.score if fig else None
         rows.append(

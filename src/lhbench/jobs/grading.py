@@ -303,6 +303,9 @@ class GradeJob:
     """Every run × judge × repeat on one rubric tier (the Job protocol).
 
     ``remote``: grade on that executor's workers (Ray), ``batch`` units per task.
+    ``complete``: ids of further runs of the job whose every grade is stored ok
+    (:meth:`Store.grade_complete_runs`, asked by the caller): counted by :meth:`plan_gaps`
+    as stored, never planned, no ``Run`` needed for them; ``runs`` then holds the others.
     """
 
     name = "grade"
@@ -320,9 +323,11 @@ class GradeJob:
         window: int = DEFAULT_WINDOW,
         remote: RemoteExecutor | None = None,
         batch: int = DEFAULT_REMOTE_BATCH,
+        complete: Iterable[str] | None = None,
     ) -> None:
         self.store = store
         self.runs = list(runs)
+        self._complete = None if complete is None else set(complete) - {r.id for r in self.runs}
         self.rubric = rubric
         self.tier = tier
         self.judges = list(judges)
@@ -361,15 +366,20 @@ class GradeJob:
         """
         judge_keys = list(dict.fromkeys(j.identity.key for j in self.judges))
         runs = list({r.id: r for r in self.runs}.values())
-        complete = self.store.grade_complete_runs(
-            rubric_hash=self.rubric.content_hash,
-            tier=self.tier.kind.value,
-            judge_keys=judge_keys,
-            repeats=self.repeats,
-        )
+        total = len(runs)
+        if self._complete is not None:  # the caller found them: the other runs are the gaps
+            complete: set[str] = set()
+            total += len(self._complete)
+        else:
+            complete = self.store.grade_complete_runs(
+                rubric_hash=self.rubric.content_hash,
+                tier=self.tier.kind.value,
+                judge_keys=judge_keys,
+                repeats=self.repeats,
+            )
         self._planned = self._units([r for r in runs if r.id not in complete])
         states = self.stored([u.key for u in self._planned]) if self._planned else {}
-        return Gaps(len(runs) * len(judge_keys) * self.repeats, self._planned, states)
+        return Gaps(total * len(judge_keys) * self.repeats, self._planned, states)
 
     def stored(self, keys: Sequence[str]) -> Mapping[str, ResultState]:
         """Stored grade states; what is left to run is prepared in windows from here on."""

@@ -139,7 +139,9 @@ class GradeOptions(JobPlace):
         with_grades: Return the plan's grades as ``Grade`` objects (``outcome.grades``);
             False: only their figures per run (``outcome.figures``), all ``lhbench
             judge`` prints, read without a document (a million grades cost minutes and
-            gigabytes as objects).
+            gigabytes as objects), and ``Run`` models built only for the runs with a grade
+            not stored ok (``outcome.runs``; every run's plain columns in
+            ``outcome.graded``).
         executor: local, or ray: rubric grades made on Ray workers, stored here.
         ray_address: An existing Ray cluster for ``executor="ray"`` (head:6379,
             ray://head:10001); default: the ``ray_address`` setting, else a Ray instance

@@ -22,7 +22,7 @@ from lhbench.store.arena import OUTCOMES, ComparisonRecord
 from lhbench.store.base import ResultState
 from lhbench.store.db import current_revision, head_revision, make_engine, upgrade
 from lhbench.store.judgements import PanelGradeRow, VoteColumns
-from lhbench.store.runs import RunSummary, group_key, group_runs
+from lhbench.store.runs import GradeRunRow, RunSummary, group_key, group_runs
 from lhbench.store.store import Store
 
 __all__ = [
@@ -32,6 +32,7 @@ __all__ = [
     "ComparisonRecord",
     "GradeCombo",
     "GradeFact",
+    "GradeRunRow",
     "GradeSummary",
     "JudgeFact",
     "JudgeName",

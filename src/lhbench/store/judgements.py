@@ -91,6 +91,7 @@ class PanelGradeRow(NamedTuple):
     input_tokens: int
     output_tokens: int
     cost_usd: float
+    retryable: bool = False
 
 
 # what a grade spent, read from its document
@@ -621,10 +622,11 @@ class JudgementStore(StoreBase):
     ) -> list[PanelGradeRow]:
         """A panel's grades on one rubric content and tier as plain rows, no document validated.
 
-        Each row: run id, judge key, repeat, status, tier score, input and output tokens
-        and cost (the last three read from the document in SQL: one JSON parse per row on
-        SQLite). What ``lhbench judge`` prints of 300,000 grades, in seconds and megabytes
-        rather than minutes and gigabytes of ``Grade`` objects. ``pack_id``: only the
+        Each row: run id, judge key, repeat, status, tier score, input and output tokens,
+        cost (these three read from the document in SQL: one JSON parse per row on
+        SQLite) and whether it is retryable. What ``lhbench judge`` prints of 300,000
+        grades, in seconds and megabytes rather than minutes and gigabytes of ``Grade``
+        objects. ``pack_id``: only the
         grades of that pack's runs.
         """
         judges = list(dict.fromkeys(judge_keys))
@@ -655,7 +657,13 @@ class JudgementStore(StoreBase):
             runs = RunRow.__table__
             conds.append(tbl.c.run_id.in_(select(runs.c.id).where(runs.c.pack_id == pack_id)))
         stmt = select(
-            tbl.c.run_id, tbl.c.judge_key, tbl.c.repeat, tbl.c.status, tbl.c.tier_score, *spent
+            tbl.c.run_id,
+            tbl.c.judge_key,
+            tbl.c.repeat,
+            tbl.c.status,
+            tbl.c.tier_score,
+            tbl.c.retryable,
+            *spent,
         ).where(*conds)
         keys = {k: k for k in judges}  # one copy of each judge key, not one per row
         out: list[PanelGradeRow] = []
@@ -668,7 +676,7 @@ class JudgementStore(StoreBase):
                 cursor.execute(sql)
                 while batch := cursor.fetchmany(20_000):
                     for row in batch:
-                        tokens_in, tokens_out, cost = _spent(row[5]) if sqlite else row[5:8]
+                        tokens_in, tokens_out, cost = _spent(row[6]) if sqlite else row[6:9]
                         score = row[4]
                         out.append(
                             PanelGradeRow(
@@ -680,6 +688,7 @@ class JudgementStore(StoreBase):
                                 int(tokens_in or 0),
                                 int(tokens_out or 0),
                                 float(cost or 0.0),
+                                bool(row[5]),
                             )
                         )
             finally:
