@@ -39,6 +39,14 @@ GRID = "#e9ecef"
 TEXT = "#495057"
 
 
+def _svg_open(width: int, height: int, label: str) -> Markup:
+    """A chart's opening ``<svg>`` tag, named by ``label`` for screen readers."""
+    return Markup(
+        '<svg class="chart" width="{w}" height="{h}" viewBox="0 0 {w} {h}" role="img" '
+        'aria-label="{label}">'
+    ).format(w=width, h=height, label=label)
+
+
 def _num(x: float) -> str:
     return f"{x:.1f}"
 
@@ -126,12 +134,7 @@ def forest(
     def x(v: float) -> str:
         return _num(label_w + plot_w * (v - d0) / (d1 - d0))
 
-    out = [
-        Markup(
-            '<svg class="chart" width="{w}" height="{h}" viewBox="0 0 {w} {h}" role="img" '
-            'aria-label="{axis}">'
-        ).format(w=width, h=height, axis=axis)
-    ]
+    out = [_svg_open(width, height, axis)]
     for v in nice_ticks(d0, d1):
         out.append(
             Markup(
@@ -207,12 +210,7 @@ def heatmap(labels: Sequence[str], values: Sequence[Sequence[float]], *, title: 
     cell = 64
     width = label_w + cell * k + 8
     height = 24 + cell * k + 8
-    out = [
-        Markup(
-            '<svg class="chart" width="{w}" height="{h}" viewBox="0 0 {w} {h}" role="img" '
-            'aria-label="{title}">'
-        ).format(w=width, h=height, title=title)
-    ]
+    out = [_svg_open(width, height, title)]
     for j, name in enumerate(labels):
         out.append(
             Markup(
@@ -305,12 +303,7 @@ def grouped_bars(
     def y(v: float) -> float:
         return base - plot_h * min(1.0, max(0.0, (v - d0) / span))
 
-    out = [
-        Markup(
-            '<svg class="chart" width="{w}" height="{h}" viewBox="0 0 {w} {h}" role="img" '
-            'aria-label="{axis}">'
-        ).format(w=width, h=height, axis=axis)
-    ]
+    out = [_svg_open(width, height, axis)]
     for v in nice_ticks(d0, d1):
         out.append(
             Markup(

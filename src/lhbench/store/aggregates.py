@@ -13,8 +13,9 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from enum import Enum
 from functools import lru_cache
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeVar
 
 import orjson
 from sqlalchemy import Select, Text, and_, case, cast, delete, func, insert, select, update
@@ -654,7 +655,7 @@ class AggregateStore(RunStore):
                 listed = texts.get(text)
                 if listed is None:
                     decoded = tuple(
-                        ScoreFact(s["dimension_id"], _scale(s["scale"]), s.get("score"))
+                        ScoreFact(s["dimension_id"], _enum(Scale, s["scale"]), s.get("score"))
                         for s in orjson.loads(text)
                     )
                     listed = scores.setdefault(decoded, decoded)
@@ -666,9 +667,9 @@ class AggregateStore(RunStore):
                     rubric_id=rubric_id,
                     rubric_version=version,
                     rubric_hash=rubric_hash,
-                    tier=_tier(tier),
+                    tier=_enum(TierKind, tier),
                     judge=judge,
-                    status=_status(status),
+                    status=_enum(GradeStatus, status),
                     retryable=bool(row[7]),
                     tier_score=None if row[8] is None else float(row[8]),
                     repeat=int(row[9] or 0),
@@ -767,8 +768,8 @@ class AggregateStore(RunStore):
                     by_run[row[0]].append(
                         Step.model_construct(
                             index=row[1],
-                            role=_role(row[2]),
-                            kind=_step_kind(row[3]),
+                            role=_enum(Role, row[2]),
+                            kind=_enum(StepKind, row[3]),
                             content=row[4],
                             tool_name=row[5],
                             tool_call_id=row[6],
@@ -832,19 +833,13 @@ def _detail(row: Sequence[Any]) -> VerdictDetail:
     )
 
 
-@lru_cache(maxsize=64)
-def _scale(value: str) -> Scale:
-    return Scale(value)
+E = TypeVar("E", bound=Enum)
 
 
-@lru_cache(maxsize=16)
-def _tier(value: str) -> TierKind:
-    return TierKind(value)
-
-
-@lru_cache(maxsize=16)
-def _status(value: str) -> GradeStatus:
-    return GradeStatus(value)
+@lru_cache(maxsize=256)
+def _enum(cls: type[E], value: str) -> E:
+    """``cls(value)``, remembered: a column of few distinct values is read per row."""
+    return cls(value)
 
 
 class JudgeName(NamedTuple):
@@ -913,13 +908,3 @@ class ReportRun:
 def _metadata(text: str | None) -> dict[str, Any]:
     # most runs' metadata is one of a few texts ("{}"): each decoded once
     return dict(orjson.loads(text)) if text else {}
-
-
-@lru_cache(maxsize=16)
-def _role(value: str) -> Role:
-    return Role(value)
-
-
-@lru_cache(maxsize=16)
-def _step_kind(value: str) -> StepKind:
-    return StepKind(value)
