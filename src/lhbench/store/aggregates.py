@@ -305,7 +305,13 @@ class AggregateStore(RunStore):
         """:meth:`_raw_rows` a batch at a time: rows are summed as they come, never all held."""
         sql = str(stmt.compile(self.engine, compile_kwargs={"literal_binds": True}))
         with self.engine.connect() as conn:
-            cursor = conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
+            dbapi = conn.connection.dbapi_connection
+            # PostgreSQL: a server-side cursor, or libpq holds the whole result at execute
+            cursor = (
+                dbapi.cursor(name="lhbench_batches")  # type: ignore[union-attr]
+                if self.engine.dialect.name == "postgresql"
+                else dbapi.cursor()  # type: ignore[union-attr]
+            )
             try:
                 cursor.execute(sql)
                 while batch := cursor.fetchmany(size):
