@@ -483,6 +483,18 @@ class AggregateStore(RunStore):
                     out[key] = JudgeIdentity.model_validate(doc["judge"])
         return out
 
+    def _rows_of_runs(
+        self, stmt: Any, run_column: Any, run_ids: Sequence[str] | None
+    ) -> list[Sequence[Any]]:
+        """``stmt``'s rows: all of them, or those whose ``run_column`` is among ``run_ids``."""
+        if run_ids is None:
+            return list(self._raw_rows(stmt))
+        rows: list[Sequence[Any]] = []
+        with self.engine.connect() as conn:
+            for part in chunks(list(run_ids)):
+                rows.extend(conn.execute(stmt.where(run_column.in_(part))).all())
+        return rows
+
     def label_facts(self, run_ids: Sequence[str] | None = None) -> list[LabelFact]:
         """Every check outcome (or those of ``run_ids``), by run and source."""
         stmt = select(
@@ -492,13 +504,7 @@ class AggregateStore(RunStore):
             LabelRow.check_hash,
             LabelRow.failure_kind,
         ).order_by(LabelRow.run_id, LabelRow.source)
-        rows: list[Sequence[Any]] = []
-        if run_ids is None:
-            rows.extend(self._raw_rows(stmt))
-        else:
-            with self.engine.connect() as conn:
-                for part in chunks(list(run_ids)):
-                    rows.extend(conn.execute(stmt.where(LabelRow.run_id.in_(part))).all())
+        rows = self._rows_of_runs(stmt, LabelRow.run_id, run_ids)
         return [
             LabelFact(r[0], r[1], None if r[2] is None else bool(r[2]), r[3] or "", r[4])
             for r in rows
@@ -551,13 +557,7 @@ class AggregateStore(RunStore):
             VerdictRow.verdict,
             VerdictRow.repeat,
         ).order_by(VerdictRow.run_id, VerdictRow.key)
-        rows: list[Sequence[Any]] = []
-        if run_ids is None:
-            rows.extend(self._raw_rows(stmt))
-        else:
-            with self.engine.connect() as conn:
-                for part in chunks(list(run_ids)):
-                    rows.extend(conn.execute(stmt.where(VerdictRow.run_id.in_(part))).all())
+        rows = self._rows_of_runs(stmt, VerdictRow.run_id, run_ids)
         return [VerdictFact(r[0], r[1], r[2], r[3], r[4], int(r[5] or 0)) for r in rows]
 
     def step_counts(self, run_ids: Sequence[str]) -> dict[str, StepCounts]:
