@@ -50,6 +50,7 @@ from typing import IO, TYPE_CHECKING, Any, Self
 
 from lhbench.errors import StoreError
 from lhbench.store import _step_writer
+from lhbench.store.pg_copy import copy_batch, copy_data, step_copy_cursor
 from lhbench.store.rows import SQLITE_STEP_INSERT, TS_INDEX, sqlite_step_params
 
 if TYPE_CHECKING:
@@ -85,6 +86,9 @@ class StepAppender:
         self._store = store
         self._run_id = run_id
         self._sqlite = store.backend == "sqlite"
+        # PostgreSQL through psycopg: each batch a binary COPY sent on a thread
+        self._psycopg = not self._sqlite and store.engine.dialect.driver == "psycopg"
+        self._copy_cursors: tuple[Any, Any] = (None, None)
         self._conn: Any = None  # the pooled DBAPI connection (SQLite)
         self._pool: ThreadPoolExecutor | None = None
         self._pending: Future[None] | None = None
@@ -116,7 +120,10 @@ class StepAppender:
         if self._broken is not None:
             raise BatchWriteError(self._broken)
         if not self._sqlite:
-            self._store.append_step_rows(self._run_id, rows)
+            if self._psycopg:
+                self._copy(rows)
+            else:  # another DBAPI driver (psycopg2): inline multi-row INSERTs
+                self._store.append_step_rows(self._run_id, rows)
             self.rows += len(rows)
             return
         if self._proc is None and self._may_write and self.rows >= (self._writer_after or 0):
@@ -148,6 +155,22 @@ class StepAppender:
         self._commits += 1
         if self._commits % _CHECKPOINT_EVERY == 0:
             self._checkpoint()
+
+    def _copy(self, rows: Sequence[Sequence[Any]]) -> None:
+        """PostgreSQL: build the batch's COPY here, send and commit it on the COPY thread."""
+        if self._conn is None:
+            self._conn = self._store.engine.raw_connection()
+            raw = self._conn.driver_connection
+            # one cursor lends this thread its dumpers, the other the COPY thread's (a
+            # batch refused for a NUL is built again there)
+            self._copy_cursors = (step_copy_cursor(raw), step_copy_cursor(raw))
+            self._pool = ThreadPoolExecutor(1, thread_name_prefix="lhbench-copy")
+        fmt, send = self._copy_cursors
+        data = copy_data(fmt, self._run_id, rows)  # built while the last batch is sent
+        self._wait()  # that batch committed (or raised): this one may go
+        assert self._pool is not None
+        raw = self._conn.driver_connection
+        self._pending = self._pool.submit(copy_batch, raw, send, self._run_id, rows, data)
 
     def _start_writer(self) -> None:
         self._wait()  # the batches committed in-process come first
@@ -289,6 +312,16 @@ class StepAppender:
         if self._ckpt_conn is not None:
             ckpt_conn, self._ckpt_conn = self._ckpt_conn, None
             ckpt_conn.close()
+        for cur in self._copy_cursors:
+            if cur is not None:
+                cur.close()
+        self._copy_cursors = (None, None)
+        if self._conn is not None and not self._sqlite:
+            conn, self._conn = self._conn, None
+            raw = conn.driver_connection
+            if raw.closed or raw.broken:  # killed: not given back to the pool
+                conn.invalidate()
+            conn.close()
         if self._conn is not None:
             conn, self._conn = self._conn, None
             try:
