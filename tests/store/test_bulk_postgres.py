@@ -23,9 +23,7 @@ _GATE = 4242
 
 def _plain_rows(n: int) -> list[tuple[Any, ...]]:
     # no NUL characters: each batch is one COPY
-    return [
-        tuple(v.replace("\x00", "") if isinstance(v, str) else v for v in r) for r in _rows(n)
-    ]
+    return [tuple(v.replace("\x00", "") if isinstance(v, str) else v for v in r) for r in _rows(n)]
 
 
 @pytest.fixture
@@ -91,6 +89,15 @@ def test_append_returns_while_the_server_still_stores_the_batch(pg: Store) -> No
     out.append(rows[100:])  # waits for the first batch's commit, then sends its own
     out.close()
     assert [r[0] for r in _stored(pg, "bulk")] == list(range(300))
+    # the appender's connection went back to the pool with the server's commit setting
+    idle = [pg.engine.raw_connection() for _ in range(pg.engine.pool.checkedin())]  # type: ignore[attr-defined]
+    try:
+        assert idle
+        for conn in idle:
+            assert conn.driver_connection.execute("SHOW synchronous_commit").fetchone() == ("on",)
+    finally:
+        for conn in idle:
+            conn.close()
 
 
 def test_a_refused_batch_is_raised_by_the_next_append_and_nothing_after_it_is_stored(
@@ -137,7 +144,7 @@ def test_a_killed_connection_is_raised_and_what_was_committed_stays_a_prefix(
         pid = _copy_waiting(pg)
         with pg.engine.connect() as conn:
             assert conn.exec_driver_sql(f"SELECT pg_terminate_backend({pid})").scalar()
-        with pytest.raises(BatchWriteError, match="(?i)terminat|connection|closed"):
+        with pytest.raises(BatchWriteError, match=r"(?i)terminat|connection|closed"):
             out.append(rows[200:300])
         with pytest.raises(BatchWriteError):
             out.append(rows[300:])

@@ -65,11 +65,12 @@ def copy_data(cursor: Any, run_id: str, rows: Iterable[Sequence[Any]]) -> bytes 
 
 
 def send_copy(raw: Any, data: bytes) -> None:
-    """COPY ``data`` (from ``copy_data``) into the steps in ``raw``'s transaction (not committed)."""
+    """COPY ``data`` (``copy_data``'s) into the steps in ``raw``'s transaction, uncommitted."""
     from psycopg.copy import LibpqWriter
 
     with raw.cursor() as cur:
-        with cur.copy(PG_STEP_COPY, writer=LibpqWriter(cur, flush_threshold=_NO_FLUSH)) as copy:
+        writer = LibpqWriter(cur, flush_threshold=_NO_FLUSH)
+        with cur.copy(PG_STEP_COPY, writer=writer) as copy:
             copy.write(data)
 
 

@@ -315,7 +315,8 @@ class RunStore(StoreBase):
     ) -> StepAppender:
         """A bulk writer of a run's step rows, one transaction per batch (see ``store.bulk``).
 
-        On SQLite a batch's commit overlaps the building of the next, and past
+        A batch's commit (on PostgreSQL its COPY too) overlaps the building of the next;
+        a failed batch is raised by the next append or by ``close``. Past
         ``writer_after_rows`` rows (None: never) a SQLite file's batches go to a writer
         process; leaving the context (or ``close``) waits until every batch is committed.
         """
