@@ -146,6 +146,7 @@ def _chunk_sizes(n: int, workers: int) -> list[int]:
     return sizes
 
 
+@pytest.hookimpl(trylast=True)  # after -k/-m deselection: the chunks are of what runs
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """The slow modules first, longest first, dealt out over the workers' first chunks.
 
