@@ -28,6 +28,7 @@ from lhbench.web.auth import LoginPolicy
 from lhbench.web.deps import LoginRequired, WebApp, viewer
 from lhbench.web.render import code_css
 from lhbench.web.security import SecurityHeaders
+from lhbench.web.snapshot import Snapshots
 
 __all__ = ["create_app"]
 
@@ -52,7 +53,9 @@ def create_app(
         login_policy: Sign-in rate limits and answer time.
         warm: Start summarising the store for the overview at once, on a thread (at
             1,000,000 grades the whole summary takes half a minute; the first request
-            then waits only for what is left of it, and later writes update it).
+            then waits only for what is left of it, and later writes update it). With a
+            ``secret``, the summary is also kept in the store, signed with a key derived
+            from it, and read back at the next start (:mod:`lhbench.web.snapshot`).
     """
     settings = settings or load_settings()
     state = WebApp(
@@ -62,6 +65,8 @@ def create_app(
         panel=configured_panel(settings),
         login_policy=login_policy or LoginPolicy(),
     )
+    if warm and secret:
+        state.snapshots = Snapshots(store, secret)
     app = FastAPI(title="lhbench", docs_url=None, redoc_url=None, openapi_url=None)
     app.state.web = state
     app.add_middleware(SecurityHeaders, hsts=settings.web_secure_cookies)
