@@ -202,9 +202,7 @@ class _Bomb:
         "trimmed_log",
     ],
 )
-def test_bad_snapshot_is_ignored(
-    attack: str, sqlite_store: Store, tmp_path: Path
-) -> None:
+def test_bad_snapshot_is_ignored(attack: str, sqlite_store: Store, tmp_path: Path) -> None:
     store = sqlite_store
     snaps = _saved(store)
     name = snaps.name(None, None)
@@ -246,9 +244,7 @@ def test_bomb_would_run_if_unpickled(tmp_path: Path) -> None:
     assert proof.read_text() == "code ran"
 
 
-def test_server_saves_a_snapshot_after_a_full_summary(
-    sqlite_store: Store, tmp_path: Path
-) -> None:
+def test_server_saves_a_snapshot_after_a_full_summary(sqlite_store: Store, tmp_path: Path) -> None:
     import time
 
     store = sqlite_store

@@ -131,6 +131,9 @@ def create_app(
         query = f"?{request.url.query}" if request.url.query else ""
         return RedirectResponse(f"/{query}", status_code=303)
 
+    if state.snapshots is not None:
+        # a stopping server keeps what it updated since its last save for the next start
+        app.router.on_shutdown.append(state.snapshots.close)
     if warm:
         threading.Thread(target=state.analysis, name="lhbench-warm", daemon=True).start()
     return app

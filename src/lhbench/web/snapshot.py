@@ -137,6 +137,7 @@ class Snapshots:
         self._saved_at = -float("inf")
         self._saved: dict[str, int] = {}  # name → mark last saved
         self._due: dict[str, _Summary] = {}
+        self._latest: dict[str, _Summary] = {}
         self._cv = threading.Condition()
         self._thread: threading.Thread | None = None
 
@@ -243,6 +244,7 @@ class Snapshots:
         if summary is None:
             return
         name = self.name(analysis.by_asked, analysis.panel)
+        self._latest[name] = summary
         if self._saved.get(name) == summary.mark:
             return
         full = not getattr(summary, "_offered", False)
@@ -271,6 +273,15 @@ class Snapshots:
                 self.save(name, summary)
             except Exception:  # the next offer tries again
                 log.warning("the overview's snapshot could not be saved", exc_info=True)
+
+    def close(self) -> None:
+        """Save every summary newer than its snapshot (the server is stopping)."""
+        for name, summary in list(self._latest.items()):
+            if self._saved.get(name) != summary.mark:
+                try:
+                    self.save(name, summary)
+                except Exception:
+                    log.warning("the overview's snapshot could not be saved", exc_info=True)
 
     def save(self, name: str, summary: _Summary) -> int:
         """Encode, sign and store ``summary`` now; its size in bytes (0: not saved)."""
