@@ -25,8 +25,10 @@ fails to decode is ignored and the store summarised from scratch.
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import hmac
+import io
 import json
 import logging
 import pickle
@@ -103,14 +105,36 @@ class _Later:
         return getattr(self._real(), name)
 
 
+class _Yielding(io.BytesIO):
+    """A buffer that lets other threads run between the pickle's frames (64 kB each).
+
+    Pickling or unpickling 100,000 runs holds the interpreter for seconds in C; a request
+    arriving meanwhile would wait for all of it. Each frame read or written is a call
+    into this object, where the thread gives the interpreter up for a moment.
+    """
+
+    def read(self, size: int | None = -1, /) -> bytes:
+        time.sleep(0)
+        return super().read(size)
+
+    def readinto(self, buffer: Any, /) -> int:
+        time.sleep(0)
+        return super().readinto(buffer)
+
+    def write(self, data: Any, /) -> int:
+        time.sleep(0)
+        return super().write(data)
+
+
 def _pack(obj: Any) -> bytes:
-    return zstandard.ZstdCompressor(level=3).compress(
-        pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
-    )
+    out = _Yielding()
+    pickle.Pickler(out, protocol=pickle.HIGHEST_PROTOCOL).dump(obj)
+    return zstandard.ZstdCompressor(level=3).compress(out.getbuffer())
 
 
 def _unpack(blob: bytes) -> Any:
-    return pickle.loads(zstandard.ZstdDecompressor().decompress(blob))  # signed: see restore
+    data = _Yielding(zstandard.ZstdDecompressor().decompress(blob))
+    return pickle.Unpickler(data).load()  # signed: see Snapshots.restore
 
 
 class Snapshots:
@@ -138,6 +162,7 @@ class Snapshots:
         self._saved: dict[str, int] = {}  # name → mark last saved
         self._due: dict[str, _Summary] = {}
         self._latest: dict[str, _Summary] = {}
+        self._save_lock = threading.Lock()  # the saver's and close()'s saves, one at a time
         self._cv = threading.Condition()
         self._thread: threading.Thread | None = None
 
@@ -183,7 +208,8 @@ class Snapshots:
             if changes.mark == snap.mark and not changes.whole and not changes.runs:
                 out = self._front(snap)
             else:
-                out = refresh(self.store, self._heavy(snap.heavy).analysis())
+                with gc_paused():  # refresh freezes what it made, collected by none
+                    out = refresh(self.store, self._heavy(snap.heavy).analysis())
         except Exception:  # signed by us, but e.g. made by another build
             log.warning("the overview's snapshot could not be decoded", exc_info=True)
             return None
@@ -218,7 +244,12 @@ class Snapshots:
 
         def read() -> None:
             try:
-                full = self._heavy(snap.heavy).analysis()
+                with gc_paused():
+                    full = self._heavy(snap.heavy).analysis()
+                    # millions of long-lived objects out of the collector's way (as analyse()
+                    # does), before it runs again: its first young collection would walk
+                    # them all (1.8 s with every other thread waiting)
+                    gc.freeze()
             except Exception:
                 log.warning("the overview's snapshot could not be decoded", exc_info=True)
                 full = analyse(self.store, by=out.by_asked, panel=out.panel)
@@ -285,6 +316,10 @@ class Snapshots:
 
     def save(self, name: str, summary: _Summary) -> int:
         """Encode, sign and store ``summary`` now; its size in bytes (0: not saved)."""
+        with self._save_lock:
+            return self._save(name, summary)
+
+    def _save(self, name: str, summary: _Summary) -> int:
         with summary.lock:
             if not summary.valid:
                 return 0  # an update gave up on it half-way
