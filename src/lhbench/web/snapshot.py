@@ -151,7 +151,7 @@ class Snapshots:
     """
 
     def __init__(
-        self, store: Store, secret: str, *, save_every: float = 600.0, quiet: float = 2.0
+        self, store: Store, secret: str, *, save_every: float = 600.0, quiet: float = 10.0
     ) -> None:
         self.store = store
         self._key = hmac.new(secret.encode(), b"lhbench analysis snapshot", "sha256").digest()
