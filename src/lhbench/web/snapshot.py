@@ -105,36 +105,49 @@ class _Later:
         return getattr(self._real(), name)
 
 
-class _Yielding(io.BytesIO):
-    """A buffer that lets other threads run between the pickle's frames (64 kB each).
+class _Yielding:
+    """A stream that lets other threads run between the pickle's frames (64 kB each).
 
     Pickling or unpickling 100,000 runs holds the interpreter for seconds in C; a request
     arriving meanwhile would wait for all of it. Each frame read or written is a call
-    into this object, where the thread gives the interpreter up for a moment.
+    into this object, where the thread gives the interpreter up for a moment. The frames
+    go through zstd as they come: no 110 MB pickle is ever held whole.
     """
 
-    def read(self, size: int | None = -1, /) -> bytes:
-        time.sleep(0)
-        return super().read(size)
+    def __init__(self, raw: Any) -> None:
+        self.raw = raw
 
-    def readinto(self, buffer: Any, /) -> int:
+    def read(self, size: int = -1, /) -> bytes:
         time.sleep(0)
-        return super().readinto(buffer)
+        if size < 0:
+            return bytes(self.raw.read())
+        parts, want = [], size
+        while want > 0:  # a decompressing reader may return less than asked
+            part = self.raw.read(want)
+            if not part:
+                break
+            parts.append(part)
+            want -= len(part)
+        return b"".join(parts)
+
+    def readline(self, size: int = -1, /) -> bytes:
+        raise pickle.UnpicklingError("a snapshot holds no text-protocol pickle")
 
     def write(self, data: Any, /) -> int:
         time.sleep(0)
-        return super().write(data)
+        return int(self.raw.write(data))
 
 
 def _pack(obj: Any) -> bytes:
-    out = _Yielding()
-    pickle.Pickler(out, protocol=pickle.HIGHEST_PROTOCOL).dump(obj)
-    return zstandard.ZstdCompressor(level=3).compress(out.getbuffer())
+    out = io.BytesIO()
+    with zstandard.ZstdCompressor(level=3).stream_writer(out, closefd=False) as z:
+        pickle.Pickler(_Yielding(z), protocol=pickle.HIGHEST_PROTOCOL).dump(obj)
+    return out.getvalue()
 
 
 def _unpack(blob: bytes) -> Any:
-    data = _Yielding(zstandard.ZstdDecompressor().decompress(blob))
-    return pickle.Unpickler(data).load()  # signed: see Snapshots.restore
+    with zstandard.ZstdDecompressor().stream_reader(io.BytesIO(blob)) as z:
+        return pickle.Unpickler(_Yielding(z)).load()  # signed: see Snapshots.restore
 
 
 class Snapshots:
