@@ -19,6 +19,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from lhbench.config import Settings, load_settings
 from lhbench.reporting.data import configured_panel
@@ -33,6 +34,18 @@ from lhbench.web.snapshot import Snapshots
 __all__ = ["create_app"]
 
 HERE = Path(__file__).parent
+
+
+class _Busy:
+    """Tells the snapshot saver a request came in (it waits for a quiet moment)."""
+
+    def __init__(self, app: ASGIApp, snapshots: Snapshots) -> None:
+        self.app, self.snapshots = app, snapshots
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            self.snapshots.asked()
+        await self.app(scope, receive, send)
 
 
 def create_app(
@@ -70,6 +83,8 @@ def create_app(
     app = FastAPI(title="lhbench", docs_url=None, redoc_url=None, openapi_url=None)
     app.state.web = state
     app.add_middleware(SecurityHeaders, hsts=settings.web_secure_cookies)
+    if state.snapshots is not None:
+        app.add_middleware(_Busy, snapshots=state.snapshots)
 
     @app.exception_handler(LoginRequired)
     async def _login(request: Request, exc: LoginRequired) -> Response:

@@ -159,7 +159,7 @@ class Snapshots:
             snapshot's name from the key, so servers with other secrets sharing the
             store keep snapshots of their own and never decode each other's.
         save_every: Seconds between saves after updates (a full summary saves at once).
-        quiet: Seconds without an overview request before a save starts (encoding 100,000
+        quiet: Seconds without a request before a save starts (encoding 100,000
             runs takes seconds of the interpreter's time, which requests would share).
     """
 
@@ -279,7 +279,7 @@ class Snapshots:
     # ---------------------------------------------------------------- saving
 
     def asked(self) -> None:
-        """An overview request came in (a save waits for a quiet moment)."""
+        """A request came in (a save waits for a quiet moment)."""
         self._asked = time.monotonic()
 
     def offer(self, analysis: Analysis) -> None:
