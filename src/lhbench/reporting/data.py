@@ -30,13 +30,13 @@ from lhbench.schema import (
     PreferenceVote,
     Rubric,
     Run,
-    Step,
     Task,
     Trajectory,
     Verdict,
 )
 from lhbench.stats import PanelAgreement
 from lhbench.store import (
+    ErrorStep,
     GradeFact,
     JudgeName,
     ReportRun,
@@ -527,7 +527,7 @@ class ReportData:
     lean_grades: list[GradeFact] | None = None
     all_lean_grades: list[GradeFact] | None = None
     # the lean load: each run's steps that can hold an error (the store's), and step counts
-    load_error_steps: Callable[[Sequence[str]], Iterator[tuple[str, list[Step]]]] | None = None
+    load_error_steps: Callable[[Sequence[str]], Iterator[tuple[str, list[ErrorStep]]]] | None = None
     load_step_counts: Callable[[Sequence[str]], dict[str, StepCounts]] | None = None
     # the lean load: verdicts as the AJ tables read them, ``verdicts`` left empty
     lean_verdicts: list[VerdictDetail] | None = None
@@ -657,7 +657,7 @@ class ReportData:
         data.load_trajectories = store.iter_trajectories
         if lean:
             data.load_error_steps = store.iter_error_steps
-            data.load_step_counts = store.step_counts
+            data.load_step_counts = store.failure_step_counts
             drop = _Without(data.excluded.infra_runs)
             data.lean_verdicts = drop(store.verdict_details())
             data.excluded.infra_judgements += drop.dropped

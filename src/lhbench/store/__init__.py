@@ -3,6 +3,7 @@
 from lhbench.store.accounts import SessionRecord, UserRecord
 from lhbench.store.aggregates import (
     CellKey,
+    ErrorStep,
     GradeCombo,
     GradeFact,
     GradeSummary,
@@ -30,6 +31,7 @@ __all__ = [
     "AnnotationVersion",
     "CellKey",
     "ComparisonRecord",
+    "ErrorStep",
     "GradeCombo",
     "GradeFact",
     "GradeRunRow",
