@@ -39,6 +39,7 @@ from lhbench.store import (
     ErrorStep,
     GradeFact,
     JudgeName,
+    LabelFact,
     ReportRun,
     ScoreFact,
     StepCounts,
@@ -49,6 +50,8 @@ from lhbench.store import (
 
 # a run as the report reads it: a model, or its lean fields (``from_store(lean=True)``)
 AnyRun = Run | ReportRun
+# a check label as the report reads it: a model, or its columns (``from_store(lean=True)``)
+AnyLabel = Label | LabelFact
 
 __all__ = [
     "AnyRun",
@@ -510,7 +513,7 @@ class ReportData:
     grades: list[Grade] = field(default_factory=list)
     votes: list[PreferenceVote] = field(default_factory=list)
     verdicts: list[Verdict] = field(default_factory=list)
-    labels: list[Label] = field(default_factory=list)
+    labels: list[AnyLabel] = field(default_factory=list)
     tasks: dict[tuple[str, str], Task] = field(default_factory=dict)
     rubrics: dict[tuple[str, str], Rubric] = field(default_factory=dict)
     load_trajectory: Callable[[str], Trajectory] | None = None
@@ -542,7 +545,7 @@ class ReportData:
         grades: Iterable[Grade] = (),
         votes: Iterable[PreferenceVote] = (),
         verdicts: Iterable[Verdict] = (),
-        labels: Iterable[Label] = (),
+        labels: Iterable[AnyLabel] = (),
         tasks: Iterable[tuple[str, Task]] = (),
         rubrics: Iterable[Rubric] = (),
         trajectories: dict[str, Trajectory] | None = None,
@@ -637,8 +640,10 @@ class ReportData:
         # lean: the runs' fields and the verdicts' the sections read, no model per row
         runs: list[AnyRun] = list(store.report_runs() if lean else store.iter_runs())
         by_id = {r.id: r for r in runs}
-        labels, stale_labels = [], 0
-        for lab in store.list_labels():
+        labels: list[AnyLabel] = []
+        stale_labels = 0
+        # lean: each label's columns (no detail, error or time: no section reads them)
+        for lab in store.label_facts() if lean else store.list_labels():
             run = by_id.get(lab.run_id)
             current = task_hashes.get((run.pack_id, run.task_id)) if run else None
             if label_is_stale(lab.source, lab.check_hash, current):
@@ -783,7 +788,7 @@ class ReportData:
         return len(self.verdicts) if self.lean_verdicts is None else len(self.lean_verdicts)
 
     @cached_property
-    def _label_index(self) -> dict[str, Label]:
+    def _label_index(self) -> dict[str, AnyLabel]:
         return outcome_labels(self.labels)
 
     def label_of(self, run_id: str) -> bool | None:
