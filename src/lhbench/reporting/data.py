@@ -64,6 +64,7 @@ __all__ = [
     "current_votes",
     "grade_fact",
     "group_label",
+    "group_labeller",
     "label_is_stale",
     "label_outcomes",
     "outcome_labels",
@@ -159,6 +160,20 @@ def group_label(run: AnyRun, by: Sequence[str]) -> str:
         bare = key in ("harness", "model", "task", "task_id", "pack", "pack_id")
         parts.append(f"{value}" if bare else f"{name}={value or '-'}")
     return " / ".join(parts)
+
+
+def group_labeller(by: Sequence[str]) -> Callable[[AnyRun], str]:
+    """:func:`group_label` over many runs, made once per distinct group (a few in 100,000)."""
+    labels: dict[tuple[str | None, ...], str] = {}
+
+    def label(run: AnyRun) -> str:
+        key = tuple(group_key(run, k) for k in by)
+        found = labels.get(key)
+        if found is None:
+            found = labels[key] = group_label(run, by)
+        return found
+
+    return label
 
 
 @dataclass

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
-from lhbench.reporting.data import AnyRun, ReportData, group_label
+from lhbench.reporting.data import ReportData, group_labeller
 from lhbench.reporting.tables import Section, Table
 from lhbench.schema import StepKind
 from lhbench.stats import (
@@ -14,23 +14,8 @@ from lhbench.stats import (
     run_failures,
     type_table,
 )
-from lhbench.store import group_key
 
 __all__ = ["failures_section"]
-
-
-def _labeller(by: Sequence[str]) -> Callable[[AnyRun], str]:
-    """:func:`group_label`, computed once per distinct group (a few among 100,000 runs)."""
-    labels: dict[tuple[str | None, ...], str] = {}
-
-    def label(run: AnyRun) -> str:
-        key = tuple(group_key(run, k) for k in by)
-        found = labels.get(key)
-        if found is None:
-            found = labels[key] = group_label(run, by)
-        return found
-
-    return label
 
 
 def failures_section(data: ReportData, by: Sequence[str]) -> Section:
@@ -44,7 +29,7 @@ def failures_section(data: ReportData, by: Sequence[str]) -> Section:
     events: list[ErrorEvent] = []
     per_group: dict[str, list[int]] = {}
     loaded = 0
-    label = _labeller(by)
+    label = group_labeller(by)
     if data.load_error_steps is not None and data.load_step_counts is not None:
         # lean: the database counts every run's steps and tool calls and flags the runs
         # that may hold an error, a preview or a deploy; only those runs' steps are read
