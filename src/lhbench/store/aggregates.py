@@ -719,10 +719,15 @@ class AggregateStore(RunStore):
             RunRow.failure_kind,
             cast(RunRow.metadata_, Text),
         ).order_by(RunRow.id)
-        with self.engine.connect() as conn:
-            for row in conn.execute(stmt.execution_options(yield_per=2000)):
-                status = RunStatus(row[8])
-                kind = FailureKind(row[10]) if row[10] else failure_kind_of(status.value, row[9])
+        # plain tuples from the driver (text and numbers only), a batch at a time
+        for batch in self._raw_batches(stmt, 5000):
+            for row in batch:
+                status = _enum(RunStatus, row[8])
+                kind = (
+                    _enum(FailureKind, row[10])
+                    if row[10]
+                    else failure_kind_of(status.value, row[9])
+                )
                 yield ReportRun(
                     id=row[0],
                     pack_id=row[1],
