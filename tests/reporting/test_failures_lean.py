@@ -235,7 +235,8 @@ def test_the_failure_walk_queries_do_not_grow_with_the_runs(
             section = failures_section(lean, BY)
             counts.append(sum(s.lstrip().upper().startswith("SELECT") for s in statements))
             assert section.tables[0].title.startswith("Failure taxonomy across 85 runs")
-    assert counts[0] == counts[1] <= 2, counts
+    # the tool names, every run's counts, one slice of suspect runs' steps
+    assert counts[0] == counts[1] <= 3, counts
 
 
 def test_the_lean_report_reads_labels_as_facts(tmp_path: Path) -> None:

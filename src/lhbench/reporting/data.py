@@ -42,7 +42,7 @@ from lhbench.store import (
     LabelFact,
     ReportRun,
     ScoreFact,
-    StepCounts,
+    StepTally,
     Store,
     VerdictDetail,
     group_key,
@@ -546,7 +546,7 @@ class ReportData:
     all_lean_grades: list[GradeFact] | None = None
     # the lean load: each run's steps that can hold an error (the store's), and step counts
     load_error_steps: Callable[[Sequence[str]], Iterator[tuple[str, list[ErrorStep]]]] | None = None
-    load_step_counts: Callable[[Sequence[str]], dict[str, StepCounts]] | None = None
+    load_step_counts: Callable[[Sequence[str]], dict[str, StepTally]] | None = None
     # the lean load: verdicts as the AJ tables read them, ``verdicts`` left empty
     lean_verdicts: list[VerdictDetail] | None = None
     # each tier's panel agreement, once computed (leaderboard and agreement sections)

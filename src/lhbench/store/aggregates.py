@@ -67,6 +67,7 @@ __all__ = [
     "RunFact",
     "ScoreFact",
     "StepCounts",
+    "StepTally",
     "StoreChanges",
     "VerdictDetail",
     "VerdictFact",
@@ -173,8 +174,6 @@ class StepCounts:
     steps: int
     tool_calls: int
     errors: int
-    # a step that may have failed or a preview/deploy tool (:meth:`failure_step_counts`)
-    suspect: bool = False
 
 
 _RUN_COLUMNS = (
@@ -790,21 +789,25 @@ class AggregateStore(RunStore):
                 for rid in part:
                     yield rid, by_run[rid]
 
-    def failure_step_counts(self, run_ids: Sequence[str]) -> dict[str, StepCounts]:
-        """:meth:`step_counts` of ``run_ids``, flagged when the failure taxonomy must read them.
-
-        One query whatever the number of runs.
+    def failure_step_counts(self, run_ids: Sequence[str]) -> dict[str, StepTally]:
+        """Steps and tool calls of ``run_ids``, flagged when the failure taxonomy must read them.
 
         Suspect: a step with the error flag, a tool result with a non-zero exit code or
         that may be a design/preview tool's error payload (its output names ``"status"``
-        and ``"error"``), or a tool whose name may be a preview or deploy tool (a success
-        Table 12 counts). Supersets of the taxonomy's own tests (LIKE and ``lower`` are
-        looser than its regular expressions): any run it would find an error, a preview or
-        a deploy in is flagged, so the runs not flagged are counted without reading a step.
+        and ``"error"``), or a step of a preview or deploy tool (a success Table 12
+        counts). A superset of the taxonomy's own tests: any run it would find an error,
+        a preview or a deploy in is flagged, so the others are counted without reading a
+        step. Two queries whatever the number of runs: the store's few tool names, then
+        every run's counts.
         """
         t = StepRow.__table__.c
+        # the taxonomy's own test of a name (operation_key), on the distinct names
+        shown = [
+            name
+            for (name,) in self._raw_rows(select(t.tool_name).distinct())
+            if name and any(w in name.lower() for w in ("preview", "deploy", "upload_dist"))
+        ]
         result = t.kind == StepKind.TOOL_RESULT.value
-        name = func.lower(t.tool_name)
         suspect = (
             t.is_error
             | (result & t.exit_code.is_not(None) & (t.exit_code != 0))
@@ -813,21 +816,19 @@ class AggregateStore(RunStore):
                 & t.tool_output.contains('"status"', autoescape=True)
                 & t.tool_output.contains('"error"', autoescape=True)
             )
-            | name.contains("preview", autoescape=True)
-            | name.contains("deploy", autoescape=True)
-            | name.contains("upload_dist", autoescape=True)
         )
+        if shown:
+            suspect = suspect | t.tool_name.in_(shown)
         stmt = select(
             t.run_id,
             func.count(),
             func.sum(case((t.kind == StepKind.TOOL_CALL.value, 1), else_=0)),
-            func.sum(case(((t.kind == StepKind.ERROR.value) | t.is_error, 1), else_=0)),
             func.max(case((suspect, 1), else_=0)),
         ).group_by(t.run_id)
         wanted = set(run_ids)
         # the whole table in one scan: a report asks for nearly every run
         return {
-            row[0]: StepCounts(int(row[1]), int(row[2] or 0), int(row[3] or 0), bool(row[4]))
+            row[0]: StepTally(row[1], row[2] or 0, bool(row[3]))
             for row in self._raw_rows(stmt)
             if row[0] in wanted
         }
@@ -974,3 +975,15 @@ class ErrorStep(NamedTuple):
     tool_output: str | None
     is_error: bool
     exit_code: int | None
+
+
+class StepTally(NamedTuple):
+    """A run's steps and tool calls, and whether the failure taxonomy must read its steps.
+
+    ``suspect``: a step that may have failed, or a preview or deploy tool
+    (:meth:`AggregateStore.failure_step_counts`). A tuple: one per run of 100,000.
+    """
+
+    steps: int
+    tool_calls: int
+    suspect: bool
