@@ -300,3 +300,33 @@ def test_aj_overall_is_the_mean_of_subdomain_f1() -> None:
     assert pooled == pytest.approx(2 / 3)  # the pooled figure differs, hence both are shown
     with pytest.raises(ValueError):
         macro_f1({})
+
+
+@given(n=st.integers(1, 3000), data=st.data())
+@settings(max_examples=400, deadline=None)
+def test_binomial_test_is_scipys_bit_for_bit(n: int, data: st.DataObject) -> None:
+    # the arena's sign tests avoid importing scipy.stats: the p-value must be scipy's exactly
+    k = data.draw(st.integers(0, n))
+    p = data.draw(st.sampled_from([0.5, 0.5, 0.3, 0.7, 0.1, 1 / 3, 0.0, 1.0]))
+    assert binomial_test(k, n, p=p).p_value == sps.binomtest(k, n, p=p).pvalue
+
+
+def test_binomial_test_for_every_k_of_small_n_is_scipys() -> None:
+    for n in range(1, 61):
+        for k in range(n + 1):
+            assert binomial_test(k, n).p_value == sps.binomtest(k, n).pvalue, (k, n)
+    with pytest.raises(ValueError, match="p must lie"):
+        binomial_test(1, 2, p=1.5)
+
+
+def test_binomial_test_imports_no_scipy_stats() -> None:
+    # importing scipy.stats took most of a second of every report with arena votes
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; from lhbench.stats import binomial_test; "
+        "r = binomial_test(30, 100); print(round(r.p_value, 6), 'scipy.stats' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == [str(round(sps.binomtest(30, 100).pvalue, 6)), "False"]

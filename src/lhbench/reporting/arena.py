@@ -11,7 +11,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from typing import Literal, cast
 
-from lhbench.reporting.data import ReportData, group_label
+from lhbench.reporting.data import ReportData, group_labeller
 from lhbench.reporting.tables import Cell, Section, Table
 from lhbench.schema import JudgeKind, PreferenceVote
 from lhbench.stats import (
@@ -35,11 +35,12 @@ Outcome = Literal["a", "b", "tie"]
 def _vote_groups(data: ReportData, by: Sequence[str]) -> list[tuple[str, str, str, str, str]]:
     """(group a, group b, winner, task, rater kind) for votes whose runs are known."""
     out: list[tuple[str, str, str, str, str]] = []
+    label = group_labeller(by)
     for v in data.votes:
         ra, rb = data.runs.get(v.run_a), data.runs.get(v.run_b)
         if ra is None or rb is None or v.winner is None:
             continue
-        ga, gb = group_label(ra, by), group_label(rb, by)
+        ga, gb = label(ra), label(rb)
         if ga == gb:
             continue
         out.append((ga, gb, v.winner, v.task_id, v.rater_kind.value))
@@ -53,13 +54,14 @@ def _elo_votes(data: ReportData, by: Sequence[str]) -> list[tuple[PreferenceVote
     every figure of the section is about the same votes (and says how many).
     """
     out = []
+    label = group_labeller(by)
     for v in data.votes:
         if v.rater_kind != JudgeKind.HUMAN or v.winner is None:
             continue
         ra, rb = data.runs.get(v.run_a), data.runs.get(v.run_b)
         if ra is None or rb is None:
             continue
-        ga, gb = group_label(ra, by), group_label(rb, by)
+        ga, gb = label(ra), label(rb)
         if ga != gb:
             out.append((v, ga, gb))
     return out

@@ -30,18 +30,19 @@ from lhbench.schema import (
     PreferenceVote,
     Rubric,
     Run,
-    Step,
     Task,
     Trajectory,
     Verdict,
 )
 from lhbench.stats import PanelAgreement
 from lhbench.store import (
+    ErrorStep,
     GradeFact,
     JudgeName,
+    LabelFact,
     ReportRun,
     ScoreFact,
-    StepCounts,
+    StepTally,
     Store,
     VerdictDetail,
     group_key,
@@ -49,6 +50,8 @@ from lhbench.store import (
 
 # a run as the report reads it: a model, or its lean fields (``from_store(lean=True)``)
 AnyRun = Run | ReportRun
+# a check label as the report reads it: a model, or its columns (``from_store(lean=True)``)
+AnyLabel = Label | LabelFact
 
 __all__ = [
     "AnyRun",
@@ -61,6 +64,7 @@ __all__ = [
     "current_votes",
     "grade_fact",
     "group_label",
+    "group_labeller",
     "label_is_stale",
     "label_outcomes",
     "outcome_labels",
@@ -156,6 +160,20 @@ def group_label(run: AnyRun, by: Sequence[str]) -> str:
         bare = key in ("harness", "model", "task", "task_id", "pack", "pack_id")
         parts.append(f"{value}" if bare else f"{name}={value or '-'}")
     return " / ".join(parts)
+
+
+def group_labeller(by: Sequence[str]) -> Callable[[AnyRun], str]:
+    """:func:`group_label` over many runs, made once per distinct group (a few in 100,000)."""
+    labels: dict[tuple[str | None, ...], str] = {}
+
+    def label(run: AnyRun) -> str:
+        key = tuple(group_key(run, k) for k in by)
+        found = labels.get(key)
+        if found is None:
+            found = labels[key] = group_label(run, by)
+        return found
+
+    return label
 
 
 @dataclass
@@ -510,7 +528,7 @@ class ReportData:
     grades: list[Grade] = field(default_factory=list)
     votes: list[PreferenceVote] = field(default_factory=list)
     verdicts: list[Verdict] = field(default_factory=list)
-    labels: list[Label] = field(default_factory=list)
+    labels: list[AnyLabel] = field(default_factory=list)
     tasks: dict[tuple[str, str], Task] = field(default_factory=dict)
     rubrics: dict[tuple[str, str], Rubric] = field(default_factory=dict)
     load_trajectory: Callable[[str], Trajectory] | None = None
@@ -527,8 +545,8 @@ class ReportData:
     lean_grades: list[GradeFact] | None = None
     all_lean_grades: list[GradeFact] | None = None
     # the lean load: each run's steps that can hold an error (the store's), and step counts
-    load_error_steps: Callable[[Sequence[str]], Iterator[tuple[str, list[Step]]]] | None = None
-    load_step_counts: Callable[[Sequence[str]], dict[str, StepCounts]] | None = None
+    load_error_steps: Callable[[Sequence[str]], Iterator[tuple[str, list[ErrorStep]]]] | None = None
+    load_step_counts: Callable[[Sequence[str]], dict[str, StepTally]] | None = None
     # the lean load: verdicts as the AJ tables read them, ``verdicts`` left empty
     lean_verdicts: list[VerdictDetail] | None = None
     # each tier's panel agreement, once computed (leaderboard and agreement sections)
@@ -542,7 +560,7 @@ class ReportData:
         grades: Iterable[Grade] = (),
         votes: Iterable[PreferenceVote] = (),
         verdicts: Iterable[Verdict] = (),
-        labels: Iterable[Label] = (),
+        labels: Iterable[AnyLabel] = (),
         tasks: Iterable[tuple[str, Task]] = (),
         rubrics: Iterable[Rubric] = (),
         trajectories: dict[str, Trajectory] | None = None,
@@ -637,8 +655,10 @@ class ReportData:
         # lean: the runs' fields and the verdicts' the sections read, no model per row
         runs: list[AnyRun] = list(store.report_runs() if lean else store.iter_runs())
         by_id = {r.id: r for r in runs}
-        labels, stale_labels = [], 0
-        for lab in store.list_labels():
+        labels: list[AnyLabel] = []
+        stale_labels = 0
+        # lean: each label's columns (no detail, error or time: no section reads them)
+        for lab in store.label_facts() if lean else store.list_labels():
             run = by_id.get(lab.run_id)
             current = task_hashes.get((run.pack_id, run.task_id)) if run else None
             if label_is_stale(lab.source, lab.check_hash, current):
@@ -657,7 +677,7 @@ class ReportData:
         data.load_trajectories = store.iter_trajectories
         if lean:
             data.load_error_steps = store.iter_error_steps
-            data.load_step_counts = store.step_counts
+            data.load_step_counts = store.failure_step_counts
             drop = _Without(data.excluded.infra_runs)
             data.lean_verdicts = drop(store.verdict_details())
             data.excluded.infra_judgements += drop.dropped
@@ -783,7 +803,7 @@ class ReportData:
         return len(self.verdicts) if self.lean_verdicts is None else len(self.lean_verdicts)
 
     @cached_property
-    def _label_index(self) -> dict[str, Label]:
+    def _label_index(self) -> dict[str, AnyLabel]:
         return outcome_labels(self.labels)
 
     def label_of(self, run_id: str) -> bool | None:

@@ -2,43 +2,20 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from dataclasses import astuple
+from collections.abc import Sequence
 
-from lhbench.reporting.data import AnyRun, ReportData, group_label
+from lhbench.reporting.data import ReportData, group_labeller
 from lhbench.reporting.tables import Section, Table
-from lhbench.schema import Trajectory
-from lhbench.stats import AgentFailureRow, ErrorEvent, agent_table, error_events, type_table
+from lhbench.schema import StepKind
+from lhbench.stats import (
+    AgentFailureRow,
+    ErrorEvent,
+    add_run,
+    run_failures,
+    type_table,
+)
 
 __all__ = ["failures_section"]
-
-# runs whose steps are held at once (the store reads them in slices of this size too)
-_SLICE = 500
-
-# a run with steps, its trajectory (lean: only the steps that can hold an error), its
-# tool calls when counted by the store
-_Walked = tuple[AnyRun, Trajectory, int | None]
-
-
-def _walk(data: ReportData, runs: list[AnyRun]) -> Iterator[_Walked]:
-    """Each run with steps, in order, with what the taxonomy reads of its steps."""
-    if data.load_error_steps is not None and data.load_step_counts is not None:
-        # lean: which runs have steps and their tool calls counted in the database; of
-        # the steps, only tool calls, results, errors and hooks (what an error or its
-        # recovery can be), read without validation
-        counts = data.load_step_counts([r.id for r in runs])
-        stepped = [r for r in runs if r.id in counts and counts[r.id].steps]
-        walked = data.load_error_steps([r.id for r in stepped])
-        for run, (run_id, steps) in zip(stepped, walked, strict=True):
-            yield (
-                run,
-                Trajectory.model_construct(run_id=run_id, steps=steps),
-                counts[run_id].tool_calls,
-            )
-        return
-    for run, traj in zip(runs, data.trajectories([r.id for r in runs]), strict=True):
-        if traj.steps:
-            yield run, traj, None
 
 
 def failures_section(data: ReportData, by: Sequence[str]) -> Section:
@@ -48,35 +25,41 @@ def failures_section(data: ReportData, by: Sequence[str]) -> Section:
         sec.empty = "No runs with trajectories yet: import or run some."
         return sec
     runs = list(data.runs.values())
-    # a slice of runs' steps at a time (a team's store has 600,000): only the error events
-    # and the per-group counts are kept; each run's events are found once
+    # per group: Table 12's counts (AgentFailureRow's fields); only error events are kept
     events: list[ErrorEvent] = []
     per_group: dict[str, list[int]] = {}
     loaded = 0
-    batch: list[tuple[str, AnyRun, Trajectory]] = []
-    batch_events: list[list[ErrorEvent]] = []
-    batch_calls: list[int | None] = []
-
-    def count() -> None:
-        calls = None if None in batch_calls else [n or 0 for n in batch_calls]
-        for row in agent_table(batch, batch_events, calls):
-            acc = per_group.setdefault(row.group, [0] * 7)
-            for i, n in enumerate(astuple(row)[1:]):
-                acc[i] += n
-        batch.clear()
-        batch_events.clear()
-        batch_calls.clear()
-
-    for run, traj, tool_calls in _walk(data, runs):
-        loaded += 1
-        found = error_events(traj)
-        events.extend(found)
-        batch.append((group_label(run, by), run, traj))
-        batch_events.append(found)
-        batch_calls.append(tool_calls)
-        if len(batch) == _SLICE:
-            count()
-    count()
+    label = group_labeller(by)
+    if data.load_error_steps is not None and data.load_step_counts is not None:
+        # lean: the database counts every run's steps and tool calls and flags the runs
+        # that may hold an error, a preview or a deploy; only those runs' steps are read
+        # (tool calls, results, errors and hooks, as plain tuples), a slice at a time
+        counts = data.load_step_counts([r.id for r in runs])
+        stepped = [r for r in runs if r.id in counts and counts[r.id].steps]
+        walked = data.load_error_steps([r.id for r in stepped if counts[r.id].suspect])
+        for run in stepped:
+            n = counts[run.id]
+            acc = per_group.setdefault(label(run), [0] * 7)
+            loaded += 1
+            if not n.suspect:
+                acc[0] += 1  # no error, failed call, preview or deploy: a run and its calls
+                acc[4] += n.tool_calls
+                continue
+            run_id, steps = next(walked)
+            if run_id != run.id:
+                raise RuntimeError(f"steps of {run_id} read for run {run.id}")
+            found = run_failures(steps)
+            events.extend(found.events)
+            add_run(acc, found, n.tool_calls)
+    else:
+        for run, traj in zip(runs, data.trajectories([r.id for r in runs]), strict=True):
+            if not traj.steps:
+                continue
+            loaded += 1
+            found = run_failures(traj.steps)
+            events.extend(found.events)
+            calls = sum(1 for s in traj.steps if s.kind == StepKind.TOOL_CALL)
+            add_run(per_group.setdefault(label(run), [0] * 7), found, calls)
     if not loaded:
         sec.empty = "No runs with trajectories yet: import or run some."
         return sec

@@ -36,7 +36,7 @@ import orjson
 from lhbench._version import __version__
 from lhbench.judges.panel import TierKey, panel_scores, tier_keys
 from lhbench.reporting.data import ReportData
-from lhbench.schema import Grade, Role, Run, RunStatus, Step, StepKind, Usage, Verdict
+from lhbench.schema import Grade, Label, Role, Run, RunStatus, Step, StepKind, Usage, Verdict
 from lhbench.schema.grading import judge_labels
 
 __all__ = ["ExportedLog", "InspectFormat", "export_inspect", "group_runs", "inspect_logs"]
@@ -295,15 +295,16 @@ def _sample(
     scores = _rubric_scores(run.id, grades, keys, by_key)
     label = data.label_of(run.id)
     if label is not None:
-        sources = sorted(
-            lab.source for lab in data.labels if lab.run_id == run.id and lab.passed is not None
-        )
+        decided = [lab for lab in data.labels if lab.run_id == run.id and lab.passed is not None]
+        labels = [lab for lab in decided if isinstance(lab, Label)]
+        if len(labels) != len(decided):
+            raise TypeError("Inspect logs read labels as models: load the data without lean")
+        sources = sorted(lab.source for lab in labels)
         scores["verify"] = {
             "value": "C" if label else "I",
             "explanation": "; ".join(
                 f"{lab.source}: {'pass' if lab.passed else 'fail'} {lab.detail}".strip()
-                for lab in data.labels
-                if lab.run_id == run.id and lab.passed is not None
+                for lab in labels
             )[:4000],
             "metadata": {"sources": sources},
         }

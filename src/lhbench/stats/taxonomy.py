@@ -24,9 +24,9 @@ import shlex
 from collections import Counter, defaultdict, deque
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
-from lhbench.schema import ErrorType, Step, StepKind, Trajectory
+from lhbench.schema import ErrorType, StepKind, Trajectory
 from lhbench.stats.agreement import cohen_kappa
 
 __all__ = [
@@ -35,7 +35,9 @@ __all__ = [
     "ErrorEvent",
     "ErrorType",
     "ExtractionAgreement",
+    "RunFailures",
     "TypeRow",
+    "add_run",
     "agent_table",
     "classify_text",
     "error_events",
@@ -43,9 +45,31 @@ __all__ = [
     "failed_result",
     "figma_api_errors",
     "result_calls",
+    "run_failures",
     "soft_failure",
     "type_table",
 ]
+
+
+class StepLike(Protocol):
+    """What the taxonomy reads of a step: a ``Step``, or a store's lean stand-in for one."""
+
+    @property
+    def kind(self) -> StepKind: ...
+    @property
+    def content(self) -> str: ...
+    @property
+    def tool_name(self) -> str | None: ...
+    @property
+    def tool_call_id(self) -> str | None: ...
+    @property
+    def tool_input(self) -> dict[str, Any] | None: ...
+    @property
+    def tool_output(self) -> str | None: ...
+    @property
+    def is_error(self) -> bool: ...
+    @property
+    def exit_code(self) -> int | None: ...
 
 
 # A Figma REST error as the design tools report it ("Figma API error: 429 - {...}"): a tool
@@ -192,7 +216,7 @@ def soft_failure(tool_name: str | None, output: str | None) -> bool:
     )
 
 
-def failed_result(step: Step, tool_name: str | None = None) -> bool:
+def failed_result(step: StepLike, tool_name: str | None = None) -> bool:
     """Whether a tool result failed: its error flag, a non-zero exit code, or an error payload."""
     return (
         step.is_error
@@ -201,15 +225,15 @@ def failed_result(step: Step, tool_name: str | None = None) -> bool:
     )
 
 
-def result_calls(steps: Sequence[Step]) -> dict[int, Step]:
+def result_calls(steps: Sequence[StepLike]) -> dict[int, StepLike]:
     """Position of each tool result in ``steps`` -> the call it answers (when one is found).
 
     By id when the result has one (the latest earlier call with that id); otherwise the
     oldest earlier id-less call still waiting for its result.
     """
-    by_id: dict[str, Step] = {}
-    waiting: deque[Step] = deque()
-    out: dict[int, Step] = {}
+    by_id: dict[str, StepLike] = {}
+    waiting: deque[StepLike] = deque()
+    out: dict[int, StepLike] = {}
     for i, s in enumerate(steps):
         if s.kind == StepKind.TOOL_CALL:
             if s.tool_call_id:
@@ -289,9 +313,33 @@ class ErrorEvent:
 
 def error_events(trajectory: Trajectory) -> list[ErrorEvent]:
     """Every error event of a trajectory, classified, with its recovery (if any)."""
-    steps = trajectory.steps
+    return run_failures(trajectory.steps).events
+
+
+@dataclass(frozen=True)
+class RunFailures:
+    """One run's error events and what Table 12 counts of its tool results.
+
+    ``failed_tool_calls``: tool results that failed (each is an error event);
+    ``previewed``/``deployed``: a preview or deploy call succeeded.
+    """
+
+    events: list[ErrorEvent]
+    failed_tool_calls: int
+    previewed: bool
+    deployed: bool
+
+
+def run_failures(steps: Sequence[StepLike]) -> RunFailures:
+    """A run's error events (:func:`error_events`) and its Table 12 counts, in one pass.
+
+    ``steps`` in order: a trajectory's steps, or only those that can hold or answer an
+    error (tool calls and results, errors, hooks); messages never change the answer, but
+    an event's ``step`` is its position in ``steps``.
+    """
     calls = result_calls(steps)
     ops: list[tuple[str | None, bool]] = []  # per step: operation key, success
+    names: list[str | None] = []  # per step: its tool, or its call's
     for i, s in enumerate(steps):
         if s.kind == StepKind.TOOL_RESULT:
             call = calls.get(i)
@@ -302,18 +350,21 @@ def error_events(trajectory: Trajectory) -> list[ErrorEvent]:
                     not failed_result(s, name),
                 )
             )
+            names.append(name)
         else:
             ops.append((None, False))
+            names.append(s.tool_name)
     events = []
+    failed = 0
     for i, s in enumerate(steps):
-        call = calls.get(i) if s.kind == StepKind.TOOL_RESULT else None
-        tool_name = s.tool_name or (call.tool_name if call else None)
-        if not (
-            (s.kind == StepKind.TOOL_RESULT and not ops[i][1])
-            or (s.kind == StepKind.ERROR and s.is_error)
-            or (s.kind == StepKind.HOOK and s.is_error)
-        ):
+        if s.kind == StepKind.TOOL_RESULT:
+            if ops[i][1]:
+                continue
+            failed += 1
+        elif not (s.kind in (StepKind.ERROR, StepKind.HOOK) and s.is_error):
             continue
+        call = calls.get(i) if s.kind == StepKind.TOOL_RESULT else None
+        tool_name = names[i]
         tool_input = call.tool_input if call else None
         evidence = "\n".join(x for x in (s.content, s.tool_output) if x)
         etype = classify_text(evidence, tool_name=tool_name, tool_input=tool_input)
@@ -329,7 +380,10 @@ def error_events(trajectory: Trajectory) -> list[ErrorEvent]:
         events.append(
             ErrorEvent(i, etype, op, recovered_at is not None, recovered_at, evidence[:500])
         )
-    return events
+    succeeded = {
+        op for (op, ok), s in zip(ops, steps, strict=True) if ok and s.kind == StepKind.TOOL_RESULT
+    }
+    return RunFailures(events, failed, "preview" in succeeded, "deploy" in succeeded)
 
 
 @dataclass(frozen=True)
@@ -394,31 +448,35 @@ def agent_table(
     """
     acc: dict[str, list[int]] = defaultdict(lambda: [0] * 7)
     for k, (group, _run, traj) in enumerate(runs):
-        a = acc[group]
-        events_k = error_events(traj) if events is None else events[k]
-        calls = result_calls(traj.steps)
-        a[0] += 1
-        a[1] += len(events_k)
-        a[2] += sum(e.recovered for e in events_k)
-        ops = []
-        for i, s in enumerate(traj.steps):
-            if s.kind != StepKind.TOOL_RESULT:
-                continue
-            call = calls.get(i)
-            name = s.tool_name or (call.tool_name if call else None)
-            if failed_result(s, name):
-                a[3] += 1
-            else:
-                ops.append(operation_key(name, call.tool_input if call else None))
+        found = run_failures(traj.steps)
         # every call counts, with or without an id
-        a[4] += (
+        calls = (
             sum(1 for s in traj.steps if s.kind == StepKind.TOOL_CALL)
             if tool_calls is None
             else tool_calls[k]
         )
-        a[5] += "preview" in ops
-        a[6] += "deploy" in ops
+        add_run(acc[group], found, calls, None if events is None else events[k])
     return [AgentFailureRow(g, *v) for g, v in sorted(acc.items())]
+
+
+def add_run(
+    counts: list[int],
+    found: RunFailures,
+    tool_calls: int,
+    events: Sequence[ErrorEvent] | None = None,
+) -> None:
+    """Add one run to a group's Table 12 counts (:class:`AgentFailureRow`'s fields in order).
+
+    ``events``: the run's events when the caller has them (``found.events`` otherwise).
+    """
+    listed = found.events if events is None else events
+    counts[0] += 1
+    counts[1] += len(listed)
+    counts[2] += sum(e.recovered for e in listed)
+    counts[3] += found.failed_tool_calls
+    counts[4] += tool_calls
+    counts[5] += found.previewed
+    counts[6] += found.deployed
 
 
 @dataclass(frozen=True)

@@ -3,6 +3,7 @@
 from lhbench.store.accounts import SessionRecord, UserRecord
 from lhbench.store.aggregates import (
     CellKey,
+    ErrorStep,
     GradeCombo,
     GradeFact,
     GradeSummary,
@@ -13,6 +14,7 @@ from lhbench.store.aggregates import (
     RunFact,
     ScoreFact,
     StepCounts,
+    StepTally,
     StoreChanges,
     VerdictDetail,
     VerdictFact,
@@ -30,6 +32,7 @@ __all__ = [
     "AnnotationVersion",
     "CellKey",
     "ComparisonRecord",
+    "ErrorStep",
     "GradeCombo",
     "GradeFact",
     "GradeRunRow",
@@ -46,6 +49,7 @@ __all__ = [
     "SessionRecord",
     "StaleVersionError",
     "StepCounts",
+    "StepTally",
     "Store",
     "StoreChanges",
     "UserRecord",

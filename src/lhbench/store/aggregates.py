@@ -27,10 +27,8 @@ from lhbench.schema import (
     GradeStatus,
     JudgeIdentity,
     JudgeKind,
-    Role,
     RunStatus,
     Scale,
-    Step,
     StepKind,
     TierKind,
     failure_kind_of,
@@ -59,6 +57,7 @@ __all__ = [
     "CELL_TOTAL_SQ",
     "AggregateStore",
     "CellKey",
+    "ErrorStep",
     "GradeCombo",
     "GradeFact",
     "GradeSummary",
@@ -68,6 +67,7 @@ __all__ = [
     "RunFact",
     "ScoreFact",
     "StepCounts",
+    "StepTally",
     "StoreChanges",
     "VerdictDetail",
     "VerdictFact",
@@ -718,10 +718,15 @@ class AggregateStore(RunStore):
             RunRow.failure_kind,
             cast(RunRow.metadata_, Text),
         ).order_by(RunRow.id)
-        with self.engine.connect() as conn:
-            for row in conn.execute(stmt.execution_options(yield_per=2000)):
-                status = RunStatus(row[8])
-                kind = FailureKind(row[10]) if row[10] else failure_kind_of(status.value, row[9])
+        # plain tuples from the driver (text and numbers only), a batch at a time
+        for batch in self._raw_batches(stmt, 5000):
+            for row in batch:
+                status = _enum(RunStatus, row[8])
+                kind = (
+                    _enum(FailureKind, row[10])
+                    if row[10]
+                    else failure_kind_of(status.value, row[9])
+                )
                 yield ReportRun(
                     id=row[0],
                     pack_id=row[1],
@@ -737,14 +742,14 @@ class AggregateStore(RunStore):
                     metadata=_metadata(row[11]),
                 )
 
-    def iter_error_steps(self, run_ids: Sequence[str]) -> Iterator[tuple[str, list[Step]]]:
+    def iter_error_steps(self, run_ids: Sequence[str]) -> Iterator[tuple[str, list[ErrorStep]]]:
         """Per run of ``run_ids`` (in order), its steps that can hold or answer an error.
 
         Tool calls, tool results, errors and hooks, in order (messages and thinking never
-        do), with the fields the failure taxonomy reads: a step's timestamp, usage,
-        metadata and agent are left at their defaults. Built without validation (the
-        store wrote them valid), tool inputs decoded once per distinct text, a slice of
-        runs per query: a report walks 600,000 steps in bounded memory.
+        do), as :class:`ErrorStep`: the fields the failure taxonomy reads, no model (a
+        pydantic ``Step.model_construct`` looks up every default field's default, most of
+        a report's time at 400,000 steps). Tool inputs decoded once per distinct text, a
+        slice of runs per query: a report walks 600,000 steps in bounded memory.
         """
         kinds = [
             k.value
@@ -753,8 +758,6 @@ class AggregateStore(RunStore):
         t = StepRow.__table__.c
         stmt = select(
             t.run_id,
-            t.idx,
-            t.role,
             t.kind,
             t.content,
             t.tool_name,
@@ -766,23 +769,21 @@ class AggregateStore(RunStore):
         )
         with self.engine.connect() as conn:
             for part in chunks(list(run_ids)):
-                by_run: dict[str, list[Step]] = {r: [] for r in part}
+                by_run: dict[str, list[ErrorStep]] = {r: [] for r in part}
                 rows = conn.execute(
                     stmt.where(t.run_id.in_(part), t.kind.in_(kinds)).order_by(t.run_id, t.idx)
                 )
                 for row in rows:
                     by_run[row[0]].append(
-                        Step.model_construct(
-                            index=row[1],
-                            role=_enum(Role, row[2]),
-                            kind=_enum(StepKind, row[3]),
-                            content=row[4],
-                            tool_name=row[5],
-                            tool_call_id=row[6],
-                            tool_input=_json_text(row[7]),
-                            tool_output=row[8],
-                            is_error=bool(row[9]),
-                            exit_code=row[10],
+                        ErrorStep(
+                            _enum(StepKind, row[1]),
+                            row[2],
+                            row[3],
+                            row[4],
+                            _json_text(row[5]),
+                            row[6],
+                            bool(row[7]),
+                            row[8],
                         )
                     )
                 for rid in part:
@@ -840,6 +841,50 @@ class AggregateStore(RunStore):
         from lhbench.store.db import current_revision
 
         return current_revision(self.engine) or ""
+
+    def failure_step_counts(self, run_ids: Sequence[str]) -> dict[str, StepTally]:
+        """Steps and tool calls of ``run_ids``, flagged when the failure taxonomy must read them.
+
+        Suspect: a step with the error flag, a tool result with a non-zero exit code or
+        that may be a design/preview tool's error payload (its output names ``"status"``
+        and ``"error"``), or a step of a preview or deploy tool (a success Table 12
+        counts). A superset of the taxonomy's own tests: any run it would find an error,
+        a preview or a deploy in is flagged, so the others are counted without reading a
+        step. Two queries whatever the number of runs: the store's few tool names, then
+        every run's counts.
+        """
+        t = StepRow.__table__.c
+        # the taxonomy's own test of a name (operation_key), on the distinct names
+        shown = [
+            name
+            for (name,) in self._raw_rows(select(t.tool_name).distinct())
+            if name and any(w in name.lower() for w in ("preview", "deploy", "upload_dist"))
+        ]
+        result = t.kind == StepKind.TOOL_RESULT.value
+        suspect = (
+            t.is_error
+            | (result & t.exit_code.is_not(None) & (t.exit_code != 0))
+            | (
+                result
+                & t.tool_output.contains('"status"', autoescape=True)
+                & t.tool_output.contains('"error"', autoescape=True)
+            )
+        )
+        if shown:
+            suspect = suspect | t.tool_name.in_(shown)
+        stmt = select(
+            t.run_id,
+            func.count(),
+            func.sum(case((t.kind == StepKind.TOOL_CALL.value, 1), else_=0)),
+            func.max(case((suspect, 1), else_=0)),
+        ).group_by(t.run_id)
+        wanted = set(run_ids)
+        # the whole table in one scan: a report asks for nearly every run
+        return {
+            row[0]: StepTally(row[1], row[2] or 0, bool(row[3]))
+            for row in self._raw_rows(stmt)
+            if row[0] in wanted
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -984,3 +1029,31 @@ class AnalysisSnapshot:
     mac: str
     front: bytes
     heavy: bytes
+
+
+class ErrorStep(NamedTuple):
+    """A step's fields the failure taxonomy reads (:meth:`AggregateStore.iter_error_steps`).
+
+    A plain tuple, not a ``Step``: a report builds one per tool call and result.
+    """
+
+    kind: StepKind
+    content: str
+    tool_name: str | None
+    tool_call_id: str | None
+    tool_input: dict[str, Any] | None
+    tool_output: str | None
+    is_error: bool
+    exit_code: int | None
+
+
+class StepTally(NamedTuple):
+    """A run's steps and tool calls, and whether the failure taxonomy must read its steps.
+
+    ``suspect``: a step that may have failed, or a preview or deploy tool
+    (:meth:`AggregateStore.failure_step_counts`). A tuple: one per run of 100,000.
+    """
+
+    steps: int
+    tool_calls: int
+    suspect: bool
