@@ -4,7 +4,6 @@ from lhbench.store.accounts import SessionRecord, UserRecord
 from lhbench.store.aggregates import (
     CellKey,
     GradeCombo,
-    GradeFact,
     GradeSummary,
     JudgeFact,
     JudgeName,
@@ -21,6 +20,7 @@ from lhbench.store.annotations import AnnotationVersion, StaleVersionError
 from lhbench.store.arena import OUTCOMES, ComparisonRecord
 from lhbench.store.base import ResultState
 from lhbench.store.db import current_revision, head_revision, make_engine, upgrade
+from lhbench.store.grade_columns import GradeColumns
 from lhbench.store.judgements import PanelGradeRow, VoteColumns
 from lhbench.store.runs import GradeRunRow, RunSummary, group_key, group_runs
 from lhbench.store.store import Store
@@ -30,8 +30,8 @@ __all__ = [
     "AnnotationVersion",
     "CellKey",
     "ComparisonRecord",
+    "GradeColumns",
     "GradeCombo",
-    "GradeFact",
     "GradeRunRow",
     "GradeSummary",
     "JudgeFact",

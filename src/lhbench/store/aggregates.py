@@ -15,8 +15,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from enum import Enum
 from functools import lru_cache
-from typing import Any, NamedTuple, TypeVar
+from typing import Any, TypeVar
 
+import numpy as np
 import orjson
 from sqlalchemy import Select, Text, and_, case, cast, delete, func, insert, select, update
 from sqlalchemy.orm import Session
@@ -32,10 +33,10 @@ from lhbench.schema import (
     Scale,
     Step,
     StepKind,
-    TierKind,
     failure_kind_of,
 )
 from lhbench.store.base import chunks
+from lhbench.store.grade_columns import STATUSES, GradeColumns, JudgeName, ScoreFact
 from lhbench.store.runs import RunStore, step_counts_select
 from lhbench.store.tables import (
     AnalysisChangeRow,
@@ -60,7 +61,6 @@ __all__ = [
     "AggregateStore",
     "CellKey",
     "GradeCombo",
-    "GradeFact",
     "GradeSummary",
     "JudgeFact",
     "JudgeName",
@@ -620,68 +620,6 @@ class AggregateStore(RunStore):
         with self.engine.connect() as conn:
             return [_detail(r) for r in conn.execute(stmt)]
 
-    def grade_facts(self, judges: Mapping[str, JudgeName]) -> Iterator[GradeFact]:
-        """Every grade's columns and dimension scores, oldest first, without its document.
-
-        ``judges`` maps judge config hashes to their facts (:meth:`judge_identities`; a
-        hash missing from it is named by itself). A report over a million grades needs
-        no evidence, raw output or usage, and no per-grade validation or settings hash:
-        the scores are read as JSON text and decoded alone, and a score list seen before
-        (a panel's few distinct ones) is shared, so memory grows with the grade count by a
-        small object per grade.
-        """
-        stmt = select(
-            GradeRow.run_id,
-            GradeRow.rubric_id,
-            GradeRow.rubric_version,
-            GradeRow.rubric_hash,
-            GradeRow.tier,
-            GradeRow.judge_key,
-            GradeRow.status,
-            GradeRow.retryable,
-            GradeRow.tier_score,
-            GradeRow.repeat,
-            cast(GradeRow.document["scores"], Text),
-        ).order_by(GradeRow.created_at, GradeRow.id)
-        parts: dict[tuple[str, ...], tuple[str, ...]] = {}
-        scores: dict[tuple[ScoreFact, ...], tuple[ScoreFact, ...]] = {}
-        # score lists as stored (with their evidence): a panel repeats a few, so most rows
-        # are a lookup; bounded, as a store whose every grade has its own evidence repeats none
-        texts: dict[str, tuple[ScoreFact, ...]] = {}
-        run_ids: dict[str, str] = {}  # one copy of each run id for its grades
-        known = dict(judges)
-        for batch in self._raw_batches(stmt):
-            for row in batch:
-                part = (*row[1:5], row[6])
-                rubric_id, version, rubric_hash, tier, status = parts.setdefault(part, part)
-                judge = known.get(row[5])
-                if judge is None:
-                    judge = known[row[5]] = JudgeName(row[5], row[5])
-                text = row[10] or "[]"
-                listed = texts.get(text)
-                if listed is None:
-                    decoded = tuple(
-                        ScoreFact(s["dimension_id"], _enum(Scale, s["scale"]), s.get("score"))
-                        for s in orjson.loads(text)
-                    )
-                    listed = scores.setdefault(decoded, decoded)
-                    if len(texts) >= 10_000:
-                        texts.clear()
-                    texts[text] = listed
-                yield GradeFact(
-                    run_id=run_ids.setdefault(row[0], row[0]),
-                    rubric_id=rubric_id,
-                    rubric_version=version,
-                    rubric_hash=rubric_hash,
-                    tier=_enum(TierKind, tier),
-                    judge=judge,
-                    status=_enum(GradeStatus, status),
-                    retryable=bool(row[7]),
-                    tier_score=None if row[8] is None else float(row[8]),
-                    repeat=int(row[9] or 0),
-                    scores=listed,
-                )
-
     def judge_last_graded(self, excluding: Sequence[str] = ()) -> dict[str, datetime]:
         """Judge config hash -> the time of its newest grade (a judge's current settings).
 
@@ -788,6 +726,99 @@ class AggregateStore(RunStore):
                 for rid in part:
                     yield rid, by_run[rid]
 
+    def grade_columns(self, judges: Mapping[str, JudgeName]) -> GradeColumns:
+        """Every grade's columns and dimension scores, oldest first, as arrays.
+
+        ``judges`` maps judge config hashes to their names (:meth:`judge_identities`; a
+        hash missing from it is named by itself). No object per grade: a row's few
+        low-variety columns (rubric tier, judge, status, repeat) are one pattern looked up
+        in a small table, its scores (read as JSON text, without their documents) one of a
+        panel's few distinct score lists, so a million grades cost a few arrays.
+        """
+        stmt = select(
+            GradeRow.run_id,
+            GradeRow.tier_score,
+            GradeRow.rubric_id,
+            GradeRow.rubric_version,
+            GradeRow.tier,
+            GradeRow.rubric_hash,
+            GradeRow.judge_key,
+            GradeRow.status,
+            GradeRow.retryable,
+            GradeRow.repeat,
+            cast(GradeRow.document["scores"], Text),
+        ).order_by(GradeRow.created_at, GradeRow.id)
+        runs: dict[str, int] = {}
+        patterns: dict[tuple[Any, ...], int] = {}
+        # score lists as stored (with their evidence): a panel repeats a few, so most rows
+        # are a lookup; bounded, as a store whose every grade has its own evidence repeats none
+        texts: dict[str, int] = {}
+        lists: dict[tuple[ScoreFact, ...], int] = {}
+        run: list[int] = []
+        pattern: list[int] = []
+        scores: list[int] = []
+        tier_score: list[float] = []
+        nan = float("nan")
+        for batch in self._raw_batches(stmt):
+            for row in batch:
+                run.append(runs.setdefault(row[0], len(runs)))
+                tier_score.append(nan if row[1] is None else row[1])
+                part = row[2:10]
+                p = patterns.get(part)
+                if p is None:
+                    p = patterns[part] = len(patterns)
+                pattern.append(p)
+                text = row[10] or "[]"
+                listed = texts.get(text)
+                if listed is None:
+                    decoded = tuple(
+                        ScoreFact(s["dimension_id"], _enum(Scale, s["scale"]), s.get("score"))
+                        for s in orjson.loads(text)
+                    )
+                    listed = lists.setdefault(decoded, len(lists))
+                    if len(texts) >= 10_000:
+                        texts.clear()
+                    texts[text] = listed
+                scores.append(listed)
+        keys: dict[tuple[str, str, str, str], int] = {}
+        names: dict[JudgeName, int] = {}
+        known = dict(judges)
+        # per pattern: key, judge, status, retryable, repeat
+        table = np.zeros((max(len(patterns), 1), 5), dtype=np.int64)
+        for (
+            rubric_id,
+            version,
+            tier,
+            rubric_hash,
+            judge_key,
+            status,
+            retry,
+            rep,
+        ), i in patterns.items():
+            name = known.get(judge_key) or JudgeName(judge_key, judge_key)
+            table[i] = (
+                keys.setdefault((rubric_id, version, tier, rubric_hash), len(keys)),
+                names.setdefault(name, len(names)),
+                STATUSES.index(_enum(GradeStatus, status)),
+                bool(retry),
+                int(rep or 0),
+            )
+        per_row = table[np.asarray(pattern, dtype=np.int64)]
+        return GradeColumns(
+            run_ids=list(runs),
+            keys=list(keys),
+            judges=list(names),
+            score_lists=list(lists),
+            run=np.asarray(run, dtype=np.int64),
+            key=per_row[:, 0].copy(),
+            judge=per_row[:, 1].copy(),
+            status=per_row[:, 2].astype(np.int8),
+            retryable=per_row[:, 3].astype(np.bool_),
+            tier_score=np.asarray(tier_score, dtype=np.float64),
+            repeat=per_row[:, 4].copy(),
+            scores=np.asarray(scores, dtype=np.int64),
+        )
+
 
 @dataclass(frozen=True, slots=True)
 class JudgeFact:
@@ -846,41 +877,6 @@ E = TypeVar("E", bound=Enum)
 def _enum(cls: type[E], value: str) -> E:
     """``cls(value)``, remembered: a column of few distinct values is read per row."""
     return cls(value)
-
-
-class JudgeName(NamedTuple):
-    """A judge config's hash and the name reports give it (see :class:`JudgeIdentity`)."""
-
-    key: str
-    label: str
-
-
-class ScoreFact(NamedTuple):
-    """One dimension's score of a grade (None: unscorable), without its evidence."""
-
-    dimension_id: str
-    scale: Scale
-    score: int | None
-
-
-@dataclass(slots=True)
-class GradeFact:
-    """A grade's columns and dimension scores: what panel scores, agreement and counts read.
-
-    Satisfies :class:`lhbench.schema.GradeLike`; read by :meth:`AggregateStore.grade_facts`.
-    """
-
-    run_id: str
-    rubric_id: str
-    rubric_version: str
-    rubric_hash: str
-    tier: TierKind
-    judge: JudgeName
-    status: GradeStatus
-    retryable: bool
-    tier_score: float | None
-    repeat: int
-    scores: tuple[ScoreFact, ...]
 
 
 @dataclass(frozen=True, slots=True)
