@@ -763,6 +763,17 @@ class ReportData:
     def _panel_scores(self) -> dict[TierKey, dict[str, RunTierScore]]:
         return {}
 
+    def group_labels(self, by: Sequence[str]) -> dict[str, str]:
+        """Run id -> :func:`group_label`, computed once per grouping (every section asks)."""
+        key = tuple(by)
+        if key not in self._group_labels:
+            self._group_labels[key] = {r.id: group_label(r, by) for r in self.runs.values()}
+        return self._group_labels[key]
+
+    @cached_property
+    def _group_labels(self) -> dict[tuple[str, ...], dict[str, str]]:
+        return {}
+
     def trajectories(self, run_ids: Sequence[str]) -> Iterator[Trajectory]:
         """The runs' trajectories in order (empty without a way to load them).
 

@@ -66,8 +66,10 @@ def grading_health_section(data: ReportData) -> Section:
 def _health_counts(
     every: GradeColumns, current: NDArray[np.bool_]
 ) -> dict[tuple[str, str, str, str], list[int]]:
-    """Per (rubric, version, tier, judge label): ok, parse errors, retryable and final
-    errors, unscorable dimensions, stale grades; a numpy group-by over the columns.
+    """Per (rubric, version, tier, judge label): the health table's six counts.
+
+    ok, parse errors, retryable and final errors, unscorable dimensions and stale grades,
+    as a numpy group-by over the columns.
     """
     # a group: the rubric tier without its content hash, and the judge's label
     groups: dict[tuple[str, str, str, str], int] = {}

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from lhbench.judges import RunTierScore, TierKey
-from lhbench.reporting.data import ReportData, group_label
+from lhbench.reporting.data import ReportData
 from lhbench.reporting.tables import Cell, Section, Table
 from lhbench.schema import MIXED_SCALE_RULE, Scale, Tier
 from lhbench.stats import (
@@ -215,10 +215,11 @@ def leaderboard_rows(
     # failed or is missing) has an incomplete panel, its score a mean over fewer judges
     panel = {graded.judges[int(j)].key for j in np.unique(graded.judge)}
     groups: dict[str, list[str]] = defaultdict(list)
+    labels = data.group_labels(by)
     for run_id in sorted(scores):
         run = data.runs.get(run_id)
         if run is not None and (pack_id is None or run.pack_id == pack_id):
-            groups[group_label(run, by)].append(run_id)
+            groups[labels[run_id]].append(run_id)
     rows = [
         leaderboard_row(
             label,
@@ -249,13 +250,14 @@ def pass_rate_rows(
     """Per group: runs whose checks passed, of those the checks decided (Wilson 95% CI)."""
     groups: dict[str, list[bool | None]] = defaultdict(list)
     checked = {lab.run_id for lab in data.labels}
+    labels = data.group_labels(by)
     for run in data.runs.values():
         if pack_id is not None and run.pack_id != pack_id:
             continue
         label = data.label_of(run.id)
         if label is None and run.id not in checked:
             continue
-        groups[group_label(run, by)].append(label)
+        groups[labels[run.id]].append(label)
     rows = [pass_rate_row(g, labels) for g, labels in groups.items()]
     rows.sort(key=lambda r: (-(r.rate if not math.isnan(r.rate) else -1), r.group))
     return rows

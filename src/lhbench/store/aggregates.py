@@ -19,6 +19,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 import orjson
+from numpy.typing import NDArray
 from sqlalchemy import Select, Text, and_, case, cast, delete, func, insert, select, update
 from sqlalchemy.orm import Session
 from sqlalchemy.sql import ClauseElement
@@ -754,32 +755,33 @@ class AggregateStore(RunStore):
         # are a lookup; bounded, as a store whose every grade has its own evidence repeats none
         texts: dict[str, int] = {}
         lists: dict[tuple[ScoreFact, ...], int] = {}
-        run: list[int] = []
-        pattern: list[int] = []
-        scores: list[int] = []
-        tier_score: list[float] = []
-        nan = float("nan")
+        parts: tuple[list[NDArray[Any]], ...] = ([], [], [], [])
+        run, tier_score, pattern, scores = parts
         for batch in self._raw_batches(stmt):
-            for row in batch:
-                run.append(runs.setdefault(row[0], len(runs)))
-                tier_score.append(nan if row[1] is None else row[1])
-                part = row[2:10]
-                p = patterns.get(part)
-                if p is None:
-                    p = patterns[part] = len(patterns)
-                pattern.append(p)
-                text = row[10] or "[]"
-                listed = texts.get(text)
+            # a batch's columns, each coded by a lookup in C (map), never a Python loop per row
+            cols = list(zip(*batch, strict=True))
+            for r in set(cols[0]).difference(runs):
+                runs[r] = len(runs)
+            run.append(np.fromiter(map(runs.__getitem__, cols[0]), np.int64, len(batch)))
+            tier_score.append(np.array(cols[1], dtype=np.float64))  # None: NaN
+            pats = list(zip(*cols[2:10], strict=True))
+            for p in set(pats).difference(patterns):
+                patterns[p] = len(patterns)
+            pattern.append(np.fromiter(map(patterns.__getitem__, pats), np.int64, len(batch)))
+            local: dict[str | None, int] = {}
+            for text in set(cols[10]):
+                listed = texts.get(text or "[]")
                 if listed is None:
                     decoded = tuple(
                         ScoreFact(s["dimension_id"], _enum(Scale, s["scale"]), s.get("score"))
-                        for s in orjson.loads(text)
+                        for s in orjson.loads(text or "[]")
                     )
                     listed = lists.setdefault(decoded, len(lists))
                     if len(texts) >= 10_000:
                         texts.clear()
-                    texts[text] = listed
-                scores.append(listed)
+                    texts[text or "[]"] = listed
+                local[text] = listed
+            scores.append(np.fromiter(map(local.__getitem__, cols[10]), np.int64, len(batch)))
         keys: dict[tuple[str, str, str, str], int] = {}
         names: dict[JudgeName, int] = {}
         known = dict(judges)
@@ -803,20 +805,24 @@ class AggregateStore(RunStore):
                 bool(retry),
                 int(rep or 0),
             )
-        per_row = table[np.asarray(pattern, dtype=np.int64)]
+
+        def joined(arrays: list[NDArray[Any]], dtype: type) -> NDArray[Any]:
+            return np.concatenate(arrays) if arrays else np.zeros(0, dtype=dtype)
+
+        per_row = table[joined(pattern, np.int64)]
         return GradeColumns(
             run_ids=list(runs),
             keys=list(keys),
             judges=list(names),
             score_lists=list(lists),
-            run=np.asarray(run, dtype=np.int64),
+            run=joined(run, np.int64),
             key=per_row[:, 0].copy(),
             judge=per_row[:, 1].copy(),
             status=per_row[:, 2].astype(np.int8),
             retryable=per_row[:, 3].astype(np.bool_),
-            tier_score=np.asarray(tier_score, dtype=np.float64),
+            tier_score=joined(tier_score, np.float64),
             repeat=per_row[:, 4].copy(),
-            scores=np.asarray(scores, dtype=np.int64),
+            scores=joined(scores, np.int64),
         )
 
 
