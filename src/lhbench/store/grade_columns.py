@@ -97,7 +97,7 @@ class GradeColumns:
                 j = named[id(g.judge)] = judges.setdefault(name, len(judges))
             judge.append(j)
             status.append(STATUSES.index(g.status))
-            retryable.append(bool(g.retryable))
+            retryable.append(bool(getattr(g, "retryable", False)))  # not in GradeLike
             tier_score.append(np.nan if g.tier_score is None else float(g.tier_score))
             repeat.append(int(g.repeat))
             listed = tuple(ScoreFact(s.dimension_id, s.scale, s.score) for s in g.scores)
@@ -168,7 +168,8 @@ class GradeColumns:
     @property
     def ok(self) -> NDArray[np.bool_]:
         """Grades whose status is ok."""
-        return self.status == OK
+        ok: NDArray[np.bool_] = self.status == OK
+        return ok
 
     def present_keys(self) -> list[TierTuple]:
         """The rubric tiers graded, sorted."""
