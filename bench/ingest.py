@@ -7,13 +7,16 @@ threads pinned to 1 on both sides): a bare ``for line in f: json.loads(line)`` l
 the file, and ``lhbench import`` of the file into a fresh SQLite store in one process (the
 step writer process turned off) and as shipped (past 10,000 steps a step writer process
 inserts on the second core), and with ``--pg-url`` into PostgreSQL (COPY; the database is
-emptied between rounds, and must hold no runs to begin with).
+emptied between rounds, and must hold no runs to begin with) as shipped (each batch's COPY
+sent and committed on a second thread) and with the COPY inline (the reading thread waits
+for the server on every batch, as before).
 
 Prints the machine's load at the start and end, every round's wall and CPU seconds, each
 side's throughput (MB/s, medians), its fraction of the loop's in wall time and in CPU
 seconds, its peak RSS (and its writer process's), where its CPU went (the thread reading
 the file, the other threads: commits, checkpoints, hashing; the writer process; the
-PostgreSQL server processes), and the fraction that allows on two otherwise idle cores:
+PostgreSQL server processes), how long the reading thread waited for a batch's commit
+(or COPY) before sending the next, and the fraction that allows on two otherwise idle cores:
 the loop's CPU over the busiest part's, or over half the sum when that is larger (the
 figure to read on a shared, loaded machine, where wall times measure the neighbours).
 Without ``--quick`` (or with ``--no-inspect``), the peak RSS of importing an Inspect
@@ -62,11 +65,26 @@ from lhbench.store import Store
 from lhbench.store.runs import RunStore
 import os, threading
 src, url, fmt, mode, home = sys.argv[1:6]
-if mode == "one-process":  # the same import with the step writer process turned off
+if mode in ("one-process", "pg-inline"):  # the same import with the writer process off
     appender = RunStore.step_appender
     def one_process(self, run_id, **kw):
         return appender(self, run_id, writer_after_rows=None)
     RunStore.step_appender = one_process
+from lhbench.store import bulk
+if mode == "pg-inline":  # each batch's COPY and commit on the reading thread, as before
+    def inline(self, rows):
+        self._store.append_step_rows(self._run_id, rows)
+    bulk.StepAppender._copy = inline
+# the wall time the reading thread waits for the previous batch's commit (or COPY)
+waited = [0.0]
+_wait = bulk.StepAppender._wait
+def timed_wait(self):
+    t = time.perf_counter()
+    try:
+        return _wait(self)
+    finally:
+        waited[0] += time.perf_counter() - t
+bulk.StepAppender._wait = timed_wait
 # the CPU of the thread that reads the file and builds the rows (the import's critical
 # path on a machine with a core free for the rest), measured in that thread
 from lhbench.jobs import imports
@@ -134,7 +152,8 @@ print(json.dumps({"seconds": seconds, "cpu": cpu, "steps": steps, "runs": len(ru
                   "statuses": sorted({r.status.value for r in runs}), "errors": errors,
                   "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
                   "writer_rss_mb": writer_hwm[0], "import_cpu": import_cpu[0],
-                  "other_threads_cpu": others, "writer_cpu": writer_cpu, "server_cpu": srv}))
+                  "other_threads_cpu": others, "writer_cpu": writer_cpu, "server_cpu": srv,
+                  "waited": waited[0]}))
 """
 
 
@@ -271,8 +290,18 @@ _PARTS = {
 }
 
 
-def _critical(parts: dict[str, float]) -> float:
-    """A lower bound of the wall time on two otherwise idle cores (the parts run in parallel)."""
+def _critical(parts: dict[str, float], *, serial: bool = False) -> float:
+    """A lower bound of the wall time on two otherwise idle cores (the parts run in parallel).
+
+    ``serial``: the reading thread waits for the server on every batch (the COPY inline),
+    so those two parts add up.
+    """
+    if serial:
+        parts = {
+            **parts,
+            "import_cpu": parts["import_cpu"] + parts["server_cpu"],
+            "server_cpu": 0.0,
+        }
     return max(max(parts.values()), sum(parts.values()) / 2)
 
 
@@ -334,12 +363,15 @@ def main() -> None:
 
             return side
 
-        def postgres() -> dict[str, object]:
-            assert args.pg_url
-            _pg_clear(args.pg_url)
-            out = run(IMPORT, str(src), args.pg_url, "claude-code", "one-process", str(work))
-            assert out["errors"] == [] and out["statuses"] == ["completed"], out
-            return out
+        def postgres(mode: str) -> Callable[[], dict[str, object]]:
+            def side() -> dict[str, object]:
+                assert args.pg_url
+                _pg_clear(args.pg_url)
+                out = run(IMPORT, str(src), args.pg_url, "claude-code", mode, str(work))
+                assert out["errors"] == [] and out["statuses"] == ["completed"], out
+                return out
+
+            return side
 
         sides: dict[str, Callable[[], dict[str, object]]] = {
             "json.loads": baseline,
@@ -347,7 +379,8 @@ def main() -> None:
             "SQLite, writer process": sqlite("writer"),
         }
         if args.pg_url:
-            sides["PostgreSQL, one process (COPY)"] = postgres
+            sides["PostgreSQL, one process (COPY)"] = postgres("one-process")
+            sides["PostgreSQL, COPY inline (no thread)"] = postgres("pg-inline")
         res = common.alternate(sides, max(3, args.reps))
         if args.pg_url:
             _pg_clear(args.pg_url)
@@ -372,7 +405,7 @@ def main() -> None:
             frac = common.ratio_of_medians(base_s, secs)  # time ratio = throughput ratio
             more = f" + its writer process {writer:.0f} MB" if writer else ""
             parts = {k: common.median(col(rows, k)) for k in _PARTS}
-            free = common.median(base_cpu) / _critical(parts)
+            free = common.median(base_cpu) / _critical(parts, serial="inline" in name)
             fractions[name] = (frac, free, rss)
             print(
                 f"{name}: {rows[0]['steps']:,} steps, median {mb / common.median(secs):.1f} MB/s, "
@@ -385,7 +418,8 @@ def main() -> None:
                 "    CPU s (medians): "
                 + ", ".join(f"{_PARTS[k]} {v:.2f}" for k, v in parts.items())
                 + f"; fraction on two free cores (the loop's CPU over the busiest part's, or "
-                f"half the sum): {free:.2f}"
+                f"half the sum): {free:.2f}; the reading thread waited "
+                f"{common.median(col(rows, 'waited')):.2f} s for commits"
             )
         src.unlink()
         if not (args.quick or args.no_inspect):

@@ -1,5 +1,9 @@
 """Shared fixtures: a fresh store on SQLite and, where LHBENCH_TEST_PG_URL is set, PostgreSQL.
 
+The order of the suite: the slowest modules (``SLOW_MODULES``) run first, longest first,
+spread over the workers (:func:`pytest_collection_modifyitems`), so that no worker ends the
+run alone in a minute-long test while the other has nothing left to do.
+
 The suite runs in parallel (``pytest -n 2``, pytest-xdist; see the Makefile). Each worker
 gets a database of its own on the test server, ``<database>_<worker>``, created here before
 any test module reads ``LHBENCH_TEST_PG_URL`` and dropped when the worker ends: what one
@@ -9,6 +13,7 @@ worker's tests leave in it never meets another's. Tests make their own databases
 
 from __future__ import annotations
 
+import itertools
 import os
 import uuid
 from collections.abc import Iterator
@@ -110,3 +115,72 @@ def pg_url() -> Iterator[str]:
     if not PG_URL:
         pytest.skip("LHBENCH_TEST_PG_URL is not set (CI sets it; see .ci/run)")
     yield from _pg_database()
+
+
+# Modules whose tests take longest, in seconds summed over their tests (measured on the
+# shared 2-core machine at load ~10, 2026-11-27: `pytest -n 2 --durations`; only the order
+# matters). They run first: see pytest_collection_modifyitems. A module renamed here fails
+# the collection, so the list cannot go stale silently.
+SLOW_MODULES = {
+    "tests/web/test_incremental.py": 480,  # PostgreSQL and SQLite analyses compared
+    "tests/security/test_web_pages.py": 330,  # hostile pages in Chromium
+    "tests/cli/test_cli.py": 330,  # the demo, twice, as a subprocess
+    "tests/packaging/test_wheel.py": 220,  # build, install, demo and web app from the wheel
+    "tests/aj/test_gui_domain.py": 200,  # office documents rendered in the sandbox
+    "tests/harness/test_ray_cluster.py": 190,  # a head and two worker nodes, one killed
+    "tests/harness/test_resume_and_executors.py": 180,  # a killed run; local vs Ray
+    "tests/harness/test_cli_agents.py": 150,  # npm installs; Codex with every core busy
+    "tests/ingest/test_fuzz.py": 150,
+    "tests/test_api_parity.py": 120,
+    "tests/envs/figma/test_run.py": 105,  # the pack's rate limit: the agent waits out 429s
+    "tests/aj/test_search_domain.py": 65,
+    "tests/security/test_judge_tools.py": 70,
+}
+
+
+def _chunk_sizes(n: int, workers: int) -> list[int]:
+    """How pytest-xdist's worksteal scheduler first splits n tests (contiguous, in order)."""
+    sizes: list[int] = []
+    for i in range(workers):
+        sizes.append((n - sum(sizes)) // (workers - i))
+    return sizes
+
+
+@pytest.hookimpl(trylast=True)  # after -k/-m deselection: the chunks are of what runs
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The slow modules first, longest first, dealt out over the workers' first chunks.
+
+    ``--dist worksteal`` hands each worker a contiguous chunk of the collection and later
+    moves tests from the end of a busy worker's queue to an idle one. With the long modules
+    at the head of the chunks they start at once, and the run ends on short tests that
+    spread over both workers, not on one worker alone in a minute-long test (the web and
+    security modules came last alphabetically). A module moves whole: its module fixtures
+    still start once. Every worker computes the same order from the same collection.
+    """
+    root = Path(str(config.rootpath))
+    missing = [m for m in SLOW_MODULES if not (root / m).is_file()]
+    if missing:
+        raise pytest.UsageError(f"tests/conftest.py SLOW_MODULES names no file: {missing}")
+    modules: dict[str, list[pytest.Item]] = {}
+    for item in items:
+        modules.setdefault(item.nodeid.split("::", 1)[0], []).append(item)
+    slow = sorted((m for m in SLOW_MODULES if m in modules), key=lambda m: -SLOW_MODULES[m])
+    if not slow:
+        return
+    workers = max(1, int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")))
+    sizes = _chunk_sizes(len(items), workers)
+    loads = [0] * workers
+    heads: list[list[pytest.Item]] = [[] for _ in range(workers)]
+    for module in slow:  # longest first, each to the chunk with the least slow work so far
+        j = loads.index(min(loads))
+        loads[j] += SLOW_MODULES[module]
+        heads[j].extend(modules[module])
+    moved = {id(i) for head in heads for i in head}
+    rest = iter([i for i in items if id(i) not in moved])
+    ordered: list[pytest.Item] = []
+    for head, size in zip(heads, sizes, strict=True):
+        ordered.extend(head)
+        ordered.extend(itertools.islice(rest, max(0, size - len(head))))
+    ordered.extend(rest)
+    assert len(ordered) == len(items)
+    items[:] = ordered

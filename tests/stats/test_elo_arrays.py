@@ -212,3 +212,37 @@ def test_regroup_drops_a_group_whose_only_votes_were_inside_it() -> None:
     assert bradley_terry_elo(only_inside, n_bootstrap=0).ratings == pytest.approx(
         bradley_terry_elo(triples, n_bootstrap=0).ratings
     )
+
+
+@pytest.mark.parametrize("m", [1, 2, 3, 5, 9, 17, 70])
+def test_batched_connectivity_equals_scipys_strong_components(m: int) -> None:
+    """Each replicate's 'won or tied' graph: strongly connected as scipy's search says."""
+    from scipy.sparse import csr_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    from lhbench.stats.elo import _strongly_connected_each
+
+    rng = np.random.default_rng(m)
+    pi, pj = (np.array(x, dtype=np.intp) for x in np.triu_indices(m, 1))
+    k = 300
+    # sparse graphs: many are separated, some just barely connected (a single cycle)
+    n = rng.poisson(rng.uniform(0.05, 1.5, size=(k, 1)), size=(k, pi.size)).astype(float)
+    s = np.floor(rng.random((k, pi.size)) * (n + 1))
+    ring = np.arange(m)
+    n[0], s[0] = 0.0, 0.0
+    for a, b in zip(ring, np.roll(ring, -1), strict=True):  # one cycle 0→1→…→0
+        if a != b:
+            lo, hi = min(a, b), max(a, b)
+            p = np.flatnonzero((pi == lo) & (pj == hi))[0]
+            n[0, p] += 1
+            s[0, p] += 1 if a == lo else 0
+    got = _strongly_connected_each(m, pi, pj, n, s)
+    want = []
+    for row in range(k):
+        fwd, bwd = s[row] > 0, n[row] - s[row] > 0
+        src = np.concatenate([pi[fwd], pj[bwd]])
+        dst = np.concatenate([pj[fwd], pi[bwd]])
+        graph = csr_matrix((np.ones(src.size), (src, dst)), shape=(m, m))
+        want.append(connected_components(graph, directed=True, connection="strong")[0] == 1)
+    assert got.tolist() == want
+    assert m == 1 or (bool(got[0]) and 0 < int(got.sum()) < k)  # both answers occur

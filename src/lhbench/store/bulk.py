@@ -10,9 +10,26 @@ inline; a failed commit is raised by the next ``append`` or by ``close``.
 The checkpoints that copy the WAL into the database file (and sync it) run on a third
 thread with a connection of their own, every few batches, instead of inside a commit the
 importer would wait for; a checkpoint never blocks a commit (``PASSIVE``), and what it has
-not copied yet stays in the WAL, as durable as before. On PostgreSQL each batch is one
-COPY (``RunStore.append_step_rows``), committed inline: the server parses and inserts the
-rows in its own process, on the other core, while the importer formats the next ones.
+not copied yet stays in the WAL, as durable as before.
+
+On PostgreSQL (psycopg) each batch is one binary COPY in a transaction of its own, on one
+connection kept for the run. The importer builds the batch's COPY bytes (``store.pg_copy``:
+psycopg's C row formatter) and hands them to a second thread, which sends them, waits for
+the server to parse and insert them, and commits, while the importer parses the next
+batch; that thread holds the GIL only to hand libpq its buffers (0.1 s of CPU for 247k
+rows), and the server works in its own process, on the other core. As on SQLite, a batch
+is sent only once the previous one is committed, ``close`` waits for the last, and a
+failed batch (a row the server refuses, a lost connection) is raised by the next
+``append`` or by ``close``; nothing after it is sent. Inline, the importer waited for the
+server on every batch: 0.26 of the ``json.loads`` loop on wall, its 2.2 s of CPU and the
+server's 2.1 s adding up (docs/performance.md has the figures with the thread). Its
+commits do not wait for the WAL to be synced (``synchronous_commit = off``, on this
+connection only, reset before it goes back to the pool): a commit waited 4-18 ms for the
+sync, with the server idle for this run, and the next batch waited for it. Nothing is
+lost by it: PostgreSQL writes the WAL in order, so a server crash can only drop the last
+batches, whole (what stays is a prefix), and the run is marked imported by a commit that
+does wait for the sync, and for everything before it, so a run that lost batches is
+still marked partial and is imported again.
 
 A large import on a SQLite file (past ``writer_after_rows`` rows) hands its later batches
 to a writer process (``store._step_writer``) over a pipe: sqlite3 binds every value with
@@ -34,7 +51,8 @@ from the parser for the next row's binds, once per switch interval (5 ms). Handi
 a batch as one JSON text (``json_each``: one hand-over per batch) costs it 1.45 s per
 100k rows against executemany's 0.68 s, slower than the parser. With this process the
 reading thread takes 2.13 s (parse, pickle) and the writer 1.55 s on the other core: 0.57
-(the goal is 0.5). PostgreSQL needs no such process: its server is one already.
+(the goal is 0.5). PostgreSQL needs no such process: its server is one already, and its
+client releases the GIL while it waits for it.
 """
 
 from __future__ import annotations
@@ -50,6 +68,7 @@ from typing import IO, TYPE_CHECKING, Any, Self
 
 from lhbench.errors import StoreError
 from lhbench.store import _step_writer
+from lhbench.store.pg_copy import copy_batch, copy_data, step_copy_cursor
 from lhbench.store.rows import SQLITE_STEP_INSERT, TS_INDEX, sqlite_step_params
 
 if TYPE_CHECKING:
@@ -85,7 +104,10 @@ class StepAppender:
         self._store = store
         self._run_id = run_id
         self._sqlite = store.backend == "sqlite"
-        self._conn: Any = None  # the pooled DBAPI connection (SQLite)
+        # PostgreSQL through psycopg: each batch a binary COPY sent on a thread
+        self._psycopg = not self._sqlite and store.engine.dialect.driver == "psycopg"
+        self._copy_cursors: tuple[Any, Any] = (None, None)
+        self._conn: Any = None  # the pooled DBAPI connection (SQLite, or psycopg's)
         self._pool: ThreadPoolExecutor | None = None
         self._pending: Future[None] | None = None
         self._ckpt_conn: Any = None  # the checkpoints' own pooled connection
@@ -110,13 +132,20 @@ class StepAppender:
         self.close(raise_errors=exc_type is None)
 
     def append(self, rows: Sequence[Sequence[Any]]) -> None:
-        """Insert ``rows`` in a transaction of their own (committed in the background)."""
+        """Insert ``rows`` in a transaction of their own (committed in the background).
+
+        ``rows`` is read until its batch is committed (on PostgreSQL a batch refused for a
+        NUL character is built again from it): do not change it before the next append.
+        """
         if not rows:
             return
         if self._broken is not None:
             raise BatchWriteError(self._broken)
         if not self._sqlite:
-            self._store.append_step_rows(self._run_id, rows)
+            if self._psycopg:
+                self._copy(rows)
+            else:  # another DBAPI driver (psycopg2): inline multi-row INSERTs
+                self._store.append_step_rows(self._run_id, rows)
             self.rows += len(rows)
             return
         if self._proc is None and self._may_write and self.rows >= (self._writer_after or 0):
@@ -148,6 +177,25 @@ class StepAppender:
         self._commits += 1
         if self._commits % _CHECKPOINT_EVERY == 0:
             self._checkpoint()
+
+    def _copy(self, rows: Sequence[Sequence[Any]]) -> None:
+        """PostgreSQL: build the batch's COPY here, send and commit it on the COPY thread."""
+        if self._conn is None:
+            self._conn = self._store.engine.raw_connection()
+            raw = self._conn.driver_connection
+            # a batch's commit does not wait for the WAL's sync (see the module's docstring)
+            raw.execute("SET synchronous_commit = off")
+            raw.commit()
+            # one cursor lends this thread its dumpers, the other the COPY thread's (a
+            # batch refused for a NUL is built again there)
+            self._copy_cursors = (step_copy_cursor(raw), step_copy_cursor(raw))
+            self._pool = ThreadPoolExecutor(1, thread_name_prefix="lhbench-copy")
+        fmt, send = self._copy_cursors
+        data = copy_data(fmt, self._run_id, rows)  # built while the last batch is sent
+        self._wait()  # that batch committed (or raised): this one may go
+        assert self._pool is not None
+        raw = self._conn.driver_connection
+        self._pending = self._pool.submit(copy_batch, raw, send, self._run_id, rows, data)
 
     def _start_writer(self) -> None:
         self._wait()  # the batches committed in-process come first
@@ -289,6 +337,20 @@ class StepAppender:
         if self._ckpt_conn is not None:
             ckpt_conn, self._ckpt_conn = self._ckpt_conn, None
             ckpt_conn.close()
+        for cur in self._copy_cursors:
+            if cur is not None:
+                cur.close()
+        self._copy_cursors = (None, None)
+        if self._conn is not None and not self._sqlite:
+            conn, self._conn = self._conn, None
+            raw = conn.driver_connection
+            try:
+                # what the pool's next user gets: the server's own setting
+                raw.execute("RESET synchronous_commit")
+                raw.commit()
+            except Exception:  # a killed connection is not given back to the pool
+                conn.invalidate()
+            conn.close()
         if self._conn is not None:
             conn, self._conn = self._conn, None
             try:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -14,10 +13,9 @@ from lhbench.errors import StoreError
 from lhbench.schema import STEP_ROW, Artifact, Run, Step, StepKind, Trajectory
 from lhbench.store.base import StoreBase, chunks, matching
 from lhbench.store.bulk import WRITER_AFTER_ROWS, StepAppender
+from lhbench.store.pg_copy import copy_batch, copy_data, step_copy_cursor
 from lhbench.store.rows import (
-    PG_STEP_COPY,
     PG_STEP_INSERT,
-    PG_STEP_TYPES,
     SQLITE_STEP_INSERT,
     STEP_COLUMNS,
     pg_step_params,
@@ -300,39 +298,25 @@ class RunStore(StoreBase):
         """The rows in one COPY, one transaction (the same values ``_insert_step_rows`` stores).
 
         A binary COPY costs the importer a seventh of the CPU of the multi-row INSERT
-        (0.10 s against 0.70 s per 50k rows of bench/ingest.py's stream), and the server
-        reads the rows while the next are written. PostgreSQL keeps no NUL
-        character (text) nor an escaped NUL (jsonb), which ``pg_step_params`` replaces; they
-        are rare in transcripts, so a batch is checked for them only once it was refused
-        for one (that attempt rolled back: nothing of it is stored twice).
+        (0.10 s against 0.70 s per 50k rows of bench/ingest.py's stream); NUL characters
+        are replaced as the INSERT path replaces them (``store.pg_copy``). Inline: a
+        bulk import's batches go through ``step_appender``, which sends them on a thread.
         """
-        from psycopg import DataError
-
+        conn = self.engine.raw_connection()
         try:
-            self._copy((*r, run_id) for r in rows)
-        except DataError:  # a NUL (refused by psycopg or by jsonb), or another
-            self._copy(pg_step_params(run_id, rows))  # value: then it is raised from here
-
-    def _copy(self, params: Iterable[Sequence[Any]]) -> None:
-        with self.engine.begin() as conn:
-            raw = conn.connection.driver_connection
-            assert raw is not None
-            with raw.cursor() as cur:
-                # the JSON columns hold JSON text: sent as it is (psycopg's own jsonb
-                # dumper would encode the text as a JSON string)
-                cur.adapters.register_dumper(None, _jsonb_text_dumper())
-                with cur.copy(PG_STEP_COPY) as copy:
-                    copy.set_types(PG_STEP_TYPES)
-                    write = copy.write_row
-                    for p in params:
-                        write(p)
+            raw = conn.driver_connection
+            cur = step_copy_cursor(raw)
+            copy_batch(raw, cur, run_id, rows, copy_data(cur, run_id, rows))
+        finally:
+            conn.close()
 
     def step_appender(
         self, run_id: str, *, writer_after_rows: int | None = WRITER_AFTER_ROWS
     ) -> StepAppender:
         """A bulk writer of a run's step rows, one transaction per batch (see ``store.bulk``).
 
-        On SQLite a batch's commit overlaps the building of the next, and past
+        A batch's commit (on PostgreSQL its COPY too) overlaps the building of the next;
+        a failed batch is raised by the next append or by ``close``. Past
         ``writer_after_rows`` rows (None: never) a SQLite file's batches go to a writer
         process; leaving the context (or ``close``) waits until every batch is committed.
         """
@@ -523,20 +507,3 @@ class RunStore(StoreBase):
                 stmt = select(*cols).where(tbl.c.pack_id == pack_id, tbl.c.id.in_(part))
                 out.extend(run_from(r) for r in conn.execute(stmt))  # type: ignore[arg-type]
         return sorted(out, key=lambda r: r.id)
-
-
-@functools.cache
-def _jsonb_text_dumper() -> type[Any]:
-    """A psycopg dumper of JSON text as binary jsonb (its version byte, 1, then the text)."""
-    from psycopg.adapt import Dumper
-    from psycopg.postgres import types
-    from psycopg.pq import Format
-
-    class JsonbTextDumper(Dumper):
-        oid = types["jsonb"].oid
-        format = Format.BINARY
-
-        def dump(self, obj: str) -> bytes:
-            return b"\x01" + obj.encode()
-
-    return JsonbTextDumper

@@ -27,6 +27,7 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 __all__ = [
     "AnalysisChangeRow",
+    "AnalysisSnapshotRow",
     "AnnotationVersionRow",
     "ArtifactRow",
     "Base",
@@ -165,6 +166,15 @@ class RunRow(Base):
         # the runs page's default order (newest first): 50 rows without sorting them all
         Index("ix_runs_started_at_id", "started_at", "id"),
     )
+
+
+# the runs page's default order as it asks for it (newest first, never-started last):
+# PostgreSQL reads a plain index backwards as NULLS FIRST and sorted every run instead
+Index(
+    "ix_runs_started_desc",
+    RunRow.started_at.desc().nulls_last(),
+    RunRow.id.desc().nulls_last(),
+)
 
 
 class StepRow(Base):
@@ -377,6 +387,25 @@ class AnalysisChangeRow(Base):
     )
     tbl: Mapped[str] = mapped_column(String(20))
     run_id: Mapped[str | None] = mapped_column(String(200))
+
+
+class AnalysisSnapshotRow(Base):
+    """The web overview's summary as a server left it, read at the next start (0021).
+
+    One row per server secret and grouping (``name``): the blobs are signed with a key
+    only that server's owner holds, so a row written by anyone else is ignored, never
+    decoded. ``mark`` is the change log's entry the summary is up to date with.
+    """
+
+    __tablename__ = "analysis_snapshots"
+    name: Mapped[str] = mapped_column(String(100), primary_key=True)
+    mark: Mapped[int] = mapped_column(BigInteger)
+    lhbench_version: Mapped[str] = mapped_column(String(100))
+    schema_revision: Mapped[str] = mapped_column(String(40))
+    mac: Mapped[str] = mapped_column(String(64))
+    front: Mapped[bytes] = mapped_column(LargeBinary)
+    heavy: Mapped[bytes] = mapped_column(LargeBinary)
+    made_at: Mapped[datetime] = mapped_column(UTCDateTime)
 
 
 class AnnotationVersionRow(Base):
