@@ -180,7 +180,7 @@ def test_the_lean_report_is_byte_identical_to_the_documents_one(
     assert all(isinstance(r, ReportRun) for r in lean.runs.values())
     assert sorted(lean.runs) == sorted(full.runs) and "infra-t1" not in lean.runs
     assert lean.verdicts == [] and lean.verdict_count == len(full.verdicts) > 0
-    assert len(lean.grade_facts) == len(full.grades) and len(full.grades) > 20
+    assert len(lean.grade_columns) == len(full.grades) and len(full.grades) > 20
     assert lean.excluded == full.excluded
     if not include_stale:  # every reason is exercised
         ex = full.excluded

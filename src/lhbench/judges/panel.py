@@ -16,7 +16,11 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, NamedTuple
 
+import numpy as np
+from numpy.typing import NDArray
+
 from lhbench.schema import Grade, GradeLike, GradeStatus, Rubric, Tier, judge_labels
+from lhbench.store.grade_columns import GradeColumns
 
 if TYPE_CHECKING:
     from lhbench.judges.base import Evidence
@@ -27,6 +31,7 @@ __all__ = [
     "PanelResult",
     "RunTierScore",
     "TierKey",
+    "grade_columns",
     "judge_labels",
     "noise_floor",
     "panel_score",
@@ -128,32 +133,82 @@ def repeat_sd(n: int, total: float, total_sq: float) -> float:
     return math.sqrt(max(0.0, total_sq / n - mean * mean))
 
 
-def panel_scores(grades: Iterable[GradeLike], key: TierKey) -> dict[str, RunTierScore]:
-    """Run id -> panel score on ``key``, from the grades that hold scores."""
-    chosen = [
-        g
-        for g in grades
-        if _key_of(g) == key and g.status == GradeStatus.OK and g.tier_score is not None
-    ]
-    labels = judge_labels(g.judge for g in chosen)
-    per_judge: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
-    dims: dict[str, dict[str, dict[str, list[int]]]] = defaultdict(
-        lambda: defaultdict(lambda: defaultdict(list))
-    )
-    for g in chosen:
-        judge = labels[g.judge.key]
-        per_judge[g.run_id][judge].append(g.tier_score)  # type: ignore[arg-type]
-        for s in g.scores:
-            if s.score is not None:
-                dims[g.run_id][s.dimension_id][judge].append(s.score)
+def grade_columns(grades: Iterable[GradeLike] | GradeColumns) -> GradeColumns:
+    """Grades as columns (:class:`GradeColumns`): what panel scores and agreement read."""
+    return grades if isinstance(grades, GradeColumns) else GradeColumns.from_grades(grades)
+
+
+def _first_seen(codes: NDArray[np.int64]) -> NDArray[np.int64]:
+    """The distinct values of ``codes`` in the order they first appear."""
+    uniq, first = np.unique(codes, return_index=True)
+    return uniq[np.argsort(first, kind="stable")]
+
+
+def _distinct_rows(matrix: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.intp]]:
+    """The distinct rows of a float matrix (NaN equal to NaN) and each row's one."""
+    flat = np.ascontiguousarray(matrix).view(np.dtype((np.void, matrix.itemsize * matrix.shape[1])))
+    _, first, inverse = np.unique(flat.ravel(), return_index=True, return_inverse=True)
+    return matrix[first], inverse.ravel()
+
+
+def panel_scores(
+    grades: Iterable[GradeLike] | GradeColumns, key: TierKey
+) -> dict[str, RunTierScore]:
+    """Run id -> panel score on ``key``, from the grades that hold scores.
+
+    Grouped with numpy (one pass over the grades' columns, :func:`grade_columns`); the
+    Python arithmetic of :func:`panel_score` runs once per distinct set of judge and
+    dimension scores, which a panel's runs share.
+    """
+    cols = grade_columns(grades).of_key(key)
+    chosen = cols.take(cols.ok & ~np.isnan(cols.tier_score))
+    if not len(chosen):
+        return {}
+    order = _first_seen(chosen.judge)
+    labels = judge_labels(chosen.judges[int(j)] for j in order)
+    names = sorted(set(labels.values()))
+    label_of = np.zeros(len(chosen.judges), dtype=np.int64)
+    for j in order:
+        label_of[j] = names.index(labels[chosen.judges[int(j)].key])
+    n_judges = len(names)
+    runs = _first_seen(chosen.run)
+    run_pos = np.zeros(len(chosen.run_ids), dtype=np.int64)
+    run_pos[runs] = np.arange(runs.size)
+    # a judge's repeats of a run averaged: one group per (run, judge)
+    group = run_pos[chosen.run] * n_judges + label_of[chosen.judge]
+    ids, inverse = np.unique(group, return_inverse=True)
+    count = np.bincount(inverse).astype(float)
+    judge_mean = np.bincount(inverse, weights=chosen.tier_score) / count
+    dims, scores = chosen.dimension_matrix()
+    scored = ~np.isnan(scores)
+    dim_mean = np.full((ids.size, len(dims)), np.nan)
+    for c in range(len(dims)):
+        n = np.bincount(inverse, weights=scored[:, c], minlength=ids.size)
+        total = np.bincount(inverse, weights=np.where(scored[:, c], scores[:, c], 0.0))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            dim_mean[:, c] = np.where(n > 0, total / np.maximum(n, 1), np.nan)
+    # per run: each judge's score, then each judge's mean of each dimension (NaN: none)
+    table = np.full((runs.size, n_judges * (1 + len(dims))), np.nan)
+    run_of, judge_of = np.divmod(ids, n_judges)
+    table[run_of, judge_of] = judge_mean
+    for c in range(len(dims)):
+        table[run_of, n_judges * (1 + c) + judge_of] = dim_mean[:, c]
+    distinct, which = _distinct_rows(table)
+    made: list[RunTierScore] = []
+    for row in distinct.tolist():
+        jscores = {names[j]: v for j, v in enumerate(row[:n_judges]) if not math.isnan(v)}
+        dmeans = {}
+        for c, d in enumerate(dims):
+            vals = [v for v in row[n_judges * (1 + c) : n_judges * (2 + c)] if not math.isnan(v)]
+            if vals:
+                dmeans[d] = statistics.fmean(vals)
+        made.append(panel_score("", jscores, dmeans))
     out = {}
-    for run_id, judges in per_judge.items():
-        jscores = {j: statistics.fmean(v) for j, v in judges.items()}
-        dmeans = {
-            d: statistics.fmean(statistics.fmean(v) for v in by_judge.values())
-            for d, by_judge in dims[run_id].items()
-        }
-        out[run_id] = panel_score(run_id, jscores, dmeans)
+    for r, w in zip(runs.tolist(), which.tolist(), strict=True):
+        s = made[w]
+        run_id = chosen.run_ids[r]
+        # runs with the same scores share their dicts (a RunTierScore is never changed)
+        out[run_id] = RunTierScore(run_id, s.judge_scores, s.dimension_means, s.mean, s.variance)
     return out
 
 

@@ -63,7 +63,7 @@ def ablation_section(
     sec = Section(f"Ablation by {name}")
     group_by = [k for k in by if k not in (key, f"versions.{name}", name)]
     found = False
-    tkeys = list(data.facts_by_tier)
+    tkeys = list(data.columns_by_tier)
     for tkey in tkeys:
         scores = data.panel_scores(tkey)
         # group -> condition -> [(task cluster, overall, dimension means)]

@@ -8,7 +8,6 @@ from lhbench.judges import TierKey
 from lhbench.reporting.data import ReportData
 from lhbench.reporting.leaderboard import tier_agreement
 from lhbench.reporting.tables import Cell, Section, Table
-from lhbench.schema import GradeStatus
 from lhbench.stats import PanelAgreement
 
 __all__ = ["agreement_section"]
@@ -18,7 +17,7 @@ def agreement_section(data: ReportData) -> tuple[Section, dict[TierKey, PanelAgr
     """Judge agreement per rubric version (LH-Bench Table 8) with pairwise κ matrices."""
     sec = Section("Judge agreement")
     results: dict[TierKey, PanelAgreement] = {}
-    keys = list(data.facts_by_tier)
+    keys = list(data.columns_by_tier)
     normalised_keys = []
     for key in keys:
         agree, normalised = tier_agreement(data, key)
@@ -69,13 +68,6 @@ def agreement_section(data: ReportData) -> tuple[Section, dict[TierKey, PanelAgr
         )
     for key, agree in results.items():
         rubric = data.rubric_for(key.rubric_id, key.version)
-        units = {
-            (g.run_id, s.dimension_id)
-            for g in data.facts_by_tier[key]
-            if g.status == GradeStatus.OK and g.repeat == 0
-            for s in g.scores
-            if s.score is not None
-        }
         summary.rows.append(
             [
                 key[0],
@@ -89,7 +81,7 @@ def agreement_section(data: ReportData) -> tuple[Section, dict[TierKey, PanelAgr
                 agree.alpha,
                 agree.mean_variance,
                 agree.n_runs,
-                len(units),
+                agree.n_units,
                 agree.n_ratings,
             ]
         )

@@ -16,6 +16,9 @@ from datetime import datetime
 from functools import cached_property
 from typing import Protocol, TypeVar
 
+import numpy as np
+from numpy.typing import NDArray
+
 from lhbench._gc import collector_paused
 from lhbench.config import Settings
 from lhbench.judges import RunTierScore, TierKey, panel_scores
@@ -37,11 +40,10 @@ from lhbench.schema import (
 from lhbench.stats import PanelAgreement
 from lhbench.store import (
     ErrorStep,
-    GradeFact,
+    GradeColumns,
     JudgeName,
     LabelFact,
     ReportRun,
-    ScoreFact,
     StepTally,
     Store,
     VerdictDetail,
@@ -59,10 +61,9 @@ __all__ = [
     "ReportData",
     "configured_panel",
     "current_chapter_grades",
-    "current_grade_facts",
+    "current_grade_columns",
     "current_grades",
     "current_votes",
-    "grade_fact",
     "group_label",
     "group_labeller",
     "label_is_stale",
@@ -354,23 +355,6 @@ def current_grades(
     return keep, ex
 
 
-def grade_fact(grade: Grade, judge: JudgeName | None = None) -> GradeFact:
-    """A grade's lean facts (what the report's figures read), its judge's key computed once."""
-    return GradeFact(
-        run_id=grade.run_id,
-        rubric_id=grade.rubric_id,
-        rubric_version=grade.rubric_version,
-        rubric_hash=grade.rubric_hash,
-        tier=grade.tier,
-        judge=judge or JudgeName(grade.judge.key, grade.judge.label),
-        status=grade.status,
-        retryable=grade.retryable,
-        tier_score=grade.tier_score,
-        repeat=grade.repeat,
-        scores=tuple(ScoreFact(s.dimension_id, s.scale, s.score) for s in grade.scores),
-    )
-
-
 @dataclass(frozen=True)
 class _Combo:
     """Stands for every grade of one judge config on one rubric content and tier in a pack."""
@@ -383,45 +367,59 @@ class _Combo:
     created_at: datetime  # the judge config's newest grade anywhere
 
 
-def current_grade_facts(
-    facts: Sequence[GradeFact],
+def current_grade_columns(
+    columns: GradeColumns,
     runs: Mapping[str, AnyRun],
     rubric_hashes: dict[tuple[str, str], str],
     library: dict[str, str],
     newest: dict[str, datetime],
     *,
     panel: set[str] | None = None,
-) -> tuple[list[GradeFact], Exclusions]:
-    """:func:`current_grades` over lean grades, asked once per combination, not per grade.
+) -> tuple[NDArray[np.bool_], Exclusions]:
+    """:func:`current_grades` over grade columns: which grades are current, and what not.
 
     Whether a grade is current depends only on its run's pack, rubric content, tier and
     judge config (and the judge config's newest grade, ``newest``), so the rule is asked
     of one stand-in per combination and its answer, and exclusion counts, applied to
     all its grades (as the web overview does).
     """
-    combos: dict[tuple[str | None, str, str, str, str, str], list[GradeFact]] = defaultdict(list)
-    for f in facts:
-        run = runs.get(f.run_id)
-        key = (run.pack_id if run else None, f.rubric_id, f.rubric_version, f.rubric_hash)
-        combos[(*key, f.tier.value, f.judge.key)].append(f)
-    reps = {
-        combo: _Combo(
-            members[0].run_id,
-            combo[1],
-            combo[2],
-            combo[3],
-            members[0].judge,
-            newest[combo[5]],
+    packs: dict[str | None, int] = {}
+    run_pack = np.array(
+        [
+            packs.setdefault(run.pack_id if (run := runs.get(r)) else None, len(packs))
+            for r in columns.run_ids
+        ]
+        or [0],
+        dtype=np.int64,
+    )
+    pack_of = run_pack[columns.run] if len(columns) else np.zeros(0, dtype=np.int64)
+    n_keys, n_judges = max(len(columns.keys), 1), max(len(columns.judges), 1)
+    combo = (pack_of * n_keys + columns.key) * n_judges + columns.judge
+    codes, first, inverse = np.unique(combo, return_index=True, return_inverse=True)
+    counts = np.bincount(inverse.ravel(), minlength=codes.size)
+    reps: list[_Combo] = []
+    for at in first.tolist():
+        rubric_id, version, _tier, rubric_hash = columns.keys[int(columns.key[at])]
+        judge = columns.judges[int(columns.judge[at])]
+        reps.append(
+            _Combo(
+                columns.run_ids[int(columns.run[at])],
+                rubric_id,
+                version,
+                rubric_hash,
+                judge,
+                newest[judge.key],
+            )
         )
-        for combo, members in combos.items()
-    }
-    kept, _ = current_grades(list(reps.values()), runs, rubric_hashes, library, panel=panel)
+    kept, _ = current_grades(reps, runs, rubric_hashes, library, panel=panel)
     current = {id(r) for r in kept}
     ex = Exclusions()
-    for combo, rep in reps.items():
+    # the combinations in the order their first grade comes (as the grades are read)
+    for c in np.argsort(first, kind="stable").tolist():
+        rep = reps[c]
         if id(rep) in current:
             continue
-        n = len(combos[combo])
+        n = int(counts[c])
         # the reason: asked alone, a stand-in is never stale by judge (it is its own latest)
         _, alone = current_grades([rep], runs, rubric_hashes, library, panel=panel)
         if alone.unknown_run:
@@ -432,14 +430,8 @@ def current_grade_facts(
             ex.not_in_panel[rep.judge.label] += n
         else:
             ex.stale_judge[rep.judge.label] += n
-    keep = {combo for combo, rep in reps.items() if id(rep) in current}
-    out = []
-    for f in facts:
-        run = runs.get(f.run_id)
-        key = (run.pack_id if run else None, f.rubric_id, f.rubric_version, f.rubric_hash)
-        if (*key, f.tier.value, f.judge.key) in keep:
-            out.append(f)
-    return out, ex
+    keep = np.array([id(r) in current for r in reps] or [False], dtype=np.bool_)
+    return keep[inverse.ravel()] if len(columns) else np.zeros(0, dtype=np.bool_), ex
 
 
 def current_votes(
@@ -541,9 +533,10 @@ class ReportData:
     stale_chapter_grades: int = 0
     # human votes on one chapter of two courses (programmatic content); never in ``votes``
     chapter_votes: list[PreferenceVote] = field(default_factory=list)
-    # the lean load (``from_store(lean=True)``): grades as facts, ``grades`` left empty
-    lean_grades: list[GradeFact] | None = None
-    all_lean_grades: list[GradeFact] | None = None
+    # the lean load (``from_store(lean=True)``): every grade as columns, and which are
+    # current; ``grades`` and ``all_grades`` left empty
+    all_lean_grades: GradeColumns | None = None
+    lean_current: NDArray[np.bool_] | None = None
     # the lean load: each run's steps that can hold an error (the store's), and step counts
     load_error_steps: Callable[[Sequence[str]], Iterator[tuple[str, list[ErrorStep]]]] | None = None
     load_step_counts: Callable[[Sequence[str]], dict[str, StepTally]] | None = None
@@ -691,9 +684,15 @@ class ReportData:
         ok_votes = [v for v in all_votes if v.status == "ok"]
         if lean:
             judges = {k: JudgeName(k, ident.label) for k, ident in store.judge_identities().items()}
-            all_facts = keep(store.grade_facts(judges))
-            data.all_lean_grades = all_facts
-            data.lean_grades = all_facts
+            columns = store.grade_columns(judges)
+            infra = data.excluded.infra_runs
+            if infra and len(columns):
+                dropped = np.array([r in infra for r in columns.run_ids], dtype=np.bool_)
+                out = dropped[columns.run]
+                keep.dropped += int(out.sum())
+                columns = columns.take(~out)
+            data.all_lean_grades = columns
+            data.lean_current = np.ones(len(columns), dtype=np.bool_)
         else:
             data.all_grades = keep(store.list_grades())
             data.grades = data.all_grades
@@ -703,8 +702,8 @@ class ReportData:
             before = data.excluded
             if lean:
                 newest = store.judge_last_graded(excluding=list(data.excluded.infra_runs))
-                data.lean_grades, data.excluded = current_grade_facts(
-                    all_facts, data.runs, rubric_hashes, library, newest, panel=panel
+                data.lean_current, data.excluded = current_grade_columns(
+                    columns, data.runs, rubric_hashes, library, newest, panel=panel
                 )
             else:
                 data.grades, data.excluded = current_grades(
@@ -736,46 +735,63 @@ class ReportData:
         return data
 
     @cached_property
-    def _facts(self) -> tuple[list[GradeFact], list[GradeFact]]:
-        if self.lean_grades is not None:
-            return self.lean_grades, self.all_lean_grades or []
-        judges: dict[int, JudgeName] = {}
-        facts: dict[int, GradeFact] = {}
-        for g in (*self.all_grades, *self.grades):
-            if id(g) not in facts:
-                # a judge's key is a hash of its settings: computed once per identity object
-                judge = judges.get(id(g.judge))
-                if judge is None:
-                    judge = judges[id(g.judge)] = JudgeName(g.judge.key, g.judge.label)
-                facts[id(g)] = grade_fact(g, judge)
-        return [facts[id(g)] for g in self.grades], [facts[id(g)] for g in self.all_grades]
+    def _columns(self) -> tuple[GradeColumns, GradeColumns, NDArray[np.bool_]]:
+        if self.all_lean_grades is not None:
+            every = self.all_lean_grades
+            mask = self.lean_current
+            if mask is None:
+                mask = np.ones(len(every), dtype=np.bool_)
+            return every.take(mask), every, mask
+        every = GradeColumns.from_grades(self.all_grades)
+        if self.grades is self.all_grades:
+            return every, every, np.ones(len(every), dtype=np.bool_)
+        current = {id(g) for g in self.grades}
+        mask = np.array([id(g) in current for g in self.all_grades], dtype=np.bool_)
+        if len(current) == int(mask.sum()):
+            return every.take(mask), every, mask
+        return GradeColumns.from_grades(self.grades), every, mask
 
     @property
-    def grade_facts(self) -> list[GradeFact]:
-        """The current grades as facts (what every report figure reads), oldest first."""
-        return self._facts[0]
+    def grade_columns(self) -> GradeColumns:
+        """The current grades as columns (what every report figure reads), oldest first."""
+        return self._columns[0]
 
     @property
-    def all_grade_facts(self) -> list[GradeFact]:
-        """Every stored grade as facts (health counts); current ones are the same objects."""
-        return self._facts[1]
+    def all_grade_columns(self) -> GradeColumns:
+        """Every stored grade as columns (health counts)."""
+        return self._columns[1]
+
+    @property
+    def current_mask(self) -> NDArray[np.bool_]:
+        """Which of :attr:`all_grade_columns` are current."""
+        return self._columns[2]
 
     @cached_property
-    def facts_by_tier(self) -> dict[TierKey, list[GradeFact]]:
+    def columns_by_tier(self) -> dict[TierKey, GradeColumns]:
         """The current grades per rubric tier (:func:`tier_keys` order), oldest first."""
-        out: dict[TierKey, list[GradeFact]] = defaultdict(list)
-        for f in self.grade_facts:
-            out[TierKey(f.rubric_id, f.rubric_version, f.tier.value, f.rubric_hash)].append(f)
-        return {k: out[k] for k in sorted(out)}
+        return {TierKey(*k): c for k, c in self.grade_columns.by_key().items()}
 
     def panel_scores(self, key: TierKey) -> dict[str, RunTierScore]:
         """Run id -> panel score on one tier (:func:`lhbench.judges.panel_scores`), once."""
         if key not in self._panel_scores:
-            self._panel_scores[key] = panel_scores(self.facts_by_tier.get(key, []), key)
+            self._panel_scores[key] = panel_scores(
+                self.columns_by_tier.get(key, GradeColumns.empty()), key
+            )
         return self._panel_scores[key]
 
     @cached_property
     def _panel_scores(self) -> dict[TierKey, dict[str, RunTierScore]]:
+        return {}
+
+    def group_labels(self, by: Sequence[str]) -> dict[str, str]:
+        """Run id -> :func:`group_label`, computed once per grouping (every section asks)."""
+        key = tuple(by)
+        if key not in self._group_labels:
+            self._group_labels[key] = {r.id: group_label(r, by) for r in self.runs.values()}
+        return self._group_labels[key]
+
+    @cached_property
+    def _group_labels(self) -> dict[tuple[str, ...], dict[str, str]]:
         return {}
 
     def trajectories(self, run_ids: Sequence[str]) -> Iterator[Trajectory]:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from lhbench.judges import RunTierScore, TierKey
-from lhbench.reporting.data import ReportData, group_label
+from lhbench.reporting.data import ReportData
 from lhbench.reporting.tables import Cell, Section, Table
 from lhbench.schema import MIXED_SCALE_RULE, Scale, Tier
 from lhbench.stats import (
@@ -26,6 +26,7 @@ from lhbench.stats import (
     proportion,
 )
 from lhbench.stats.agreement import normalised_score
+from lhbench.store import GradeColumns
 
 __all__ = [
     "LeaderboardRow",
@@ -85,11 +86,10 @@ def _tier(data: ReportData, key: TierKey) -> Tier | None:
 def _seen_scales(data: ReportData, key: TierKey) -> set[Scale]:
     # every content of the rubric version's tier (the key without its hash)
     return {
-        s.scale
-        for k, facts in data.facts_by_tier.items()
+        scale
+        for k, cols in data.columns_by_tier.items()
         if k[:3] == key[:3]
-        for scores in {g.scores for g in facts}
-        for s in scores
+        for scale in cols.score_scales()
     }
 
 
@@ -125,7 +125,9 @@ def tier_agreement(data: ReportData, key: TierKey) -> tuple[PanelAgreement, bool
     if cached is None:
         levels, normalised = agreement_levels(data, key)
         agree = panel_agreement(
-            data.facts_by_tier.get(key, []), levels=levels, normalised=normalised
+            data.columns_by_tier.get(key, GradeColumns.empty()),
+            levels=levels,
+            normalised=normalised,
         )
         cached = data.agreements[key] = (agree, normalised)
     return cached
@@ -207,16 +209,17 @@ def leaderboard_rows(
     pack_id: str | None = None,
 ) -> list[LeaderboardRow]:
     """Per-group rows, best mean first (only runs of ``pack_id`` when given)."""
-    graded = data.facts_by_tier.get(key, [])
+    graded = data.columns_by_tier.get(key, GradeColumns.empty())
     scores = data.panel_scores(key)
     # the tier's panel: every judge that graded it; a run scored by fewer (a judge's grade
     # failed or is missing) has an incomplete panel, its score a mean over fewer judges
-    panel = {g.judge.key for g in graded}
+    panel = {graded.judges[int(j)].key for j in np.unique(graded.judge)}
     groups: dict[str, list[str]] = defaultdict(list)
+    labels = data.group_labels(by)
     for run_id in sorted(scores):
         run = data.runs.get(run_id)
         if run is not None and (pack_id is None or run.pack_id == pack_id):
-            groups[group_label(run, by)].append(run_id)
+            groups[labels[run_id]].append(run_id)
     rows = [
         leaderboard_row(
             label,
@@ -247,13 +250,14 @@ def pass_rate_rows(
     """Per group: runs whose checks passed, of those the checks decided (Wilson 95% CI)."""
     groups: dict[str, list[bool | None]] = defaultdict(list)
     checked = {lab.run_id for lab in data.labels}
+    labels = data.group_labels(by)
     for run in data.runs.values():
         if pack_id is not None and run.pack_id != pack_id:
             continue
         label = data.label_of(run.id)
         if label is None and run.id not in checked:
             continue
-        groups[group_label(run, by)].append(label)
+        groups[labels[run.id]].append(label)
     rows = [pass_rate_row(g, labels) for g, labels in groups.items()]
     rows.sort(key=lambda r: (-(r.rate if not math.isnan(r.rate) else -1), r.group))
     return rows
@@ -280,7 +284,7 @@ def leaderboard_section(data: ReportData, by: Sequence[str], *, seed: int = 0) -
     """Leaderboard per tier, rubric decomposition, and pass rates."""
     sec = Section("Leaderboard")
     sec.notes.extend(data.excluded.notes())
-    keys = list(data.facts_by_tier)
+    keys = list(data.columns_by_tier)
     for key in keys:
         rows = leaderboard_rows(data, key, by, seed=seed)
         if not rows:

@@ -121,8 +121,8 @@ def write_report(
     directory.mkdir(parents=True, exist_ok=True)
     sections = build_sections(data, by=by, ablation=ablation, baseline=baseline, seed=seed)
     counts = (
-        f"Runs: {len(data.runs)} · grades used: {len(data.grade_facts)} of "
-        f"{len(data.all_grade_facts)} "
+        f"Runs: {len(data.runs)} · grades used: {len(data.grade_columns)} of "
+        f"{len(data.all_grade_columns)} "
         f"stored · votes: {len(data.votes)} · verdicts: {data.verdict_count} · "
         f"labels: {len(data.labels)}"
     )

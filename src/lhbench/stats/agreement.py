@@ -22,7 +22,8 @@ from typing import Any, Literal
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from lhbench.schema import GradeLike, GradeStatus, Scale, judge_labels
+from lhbench.schema import GradeLike, Scale, judge_labels
+from lhbench.store.grade_columns import GradeColumns
 
 __all__ = [
     "PanelAgreement",
@@ -101,6 +102,11 @@ def cohen_kappa(
         labs = sorted(set(a_list) | set(b_list))
     k = len(labs)
     ia, ib = _codes(a_list, labs, "a"), _codes(b_list, labs, "b")
+    return _kappa(ia, ib, k, weights)
+
+
+def _kappa(ia: NDArray[np.intp], ib: NDArray[np.intp], k: int, weights: Weights) -> float:
+    """κ of two raters' ratings as positions among ``k`` labels (the one computation)."""
     observed = np.bincount(ia * k + ib, minlength=k * k).reshape(k, k).astype(float)
     expected = np.outer(observed.sum(1), observed.sum(0)) / observed.sum()
     i, j = np.indices((k, k))
@@ -211,6 +217,7 @@ class PanelAgreement:
     n_ratings: int
     n_pairs: int = 0
     undefined_pairs: int = 0
+    n_units: int = 0
 
     @property
     def kappa_pairs_note(self) -> str:
@@ -230,8 +237,18 @@ def normalised_score(score: int, scale: Scale) -> float:
     return (score - scale.low) / (scale.high - scale.low)
 
 
+def _check_levels(levels: Sequence[float]) -> list[float]:
+    labs = list(levels)
+    dupes = sorted({str(x) for x in labs if labs.count(x) > 1})
+    if dupes:
+        raise ValueError(f"labels must be distinct; repeated: {', '.join(dupes)}")
+    if any(_is_nan(x) for x in labs):
+        raise ValueError("labels must not hold NaN")
+    return labs
+
+
 def panel_agreement(
-    grades: Iterable[GradeLike],
+    grades: Iterable[GradeLike] | GradeColumns,
     *,
     levels: Sequence[float],
     weights: Weights = "quadratic",
@@ -240,76 +257,120 @@ def panel_agreement(
     """Agreement of the judges behind ``grades`` (all of one rubric version and tier).
 
     Args:
-        grades: Grades of one rubric tier; failed grades and unscorable dimensions are
-            left out.
+        grades: Grades of one rubric tier (documents, facts or :class:`GradeColumns`);
+            failed grades and unscorable dimensions are left out.
         levels: The whole scale (e.g. ``[1, 2, 3, 4, 5]``), so unused levels still count.
         weights: κ weights (LH-Bench uses quadratic).
         normalised: Compare every score as :func:`normalised_score` (a tier whose
             dimensions are on different scales: a binary 1 and a 0-2 2 are both the top);
             ``levels`` are then the normalised levels.
+
+    The ratings are a judges × units matrix (a unit: a run and a dimension, sorted), built
+    with numpy from the grades' columns; κ is computed from each pair's confusion matrix
+    (as :func:`cohen_kappa`), α from the matrix (:func:`krippendorff_alpha`), and a
+    unit's variance (:func:`population_variance`) once per distinct set of scores.
     """
-    table: dict[str, dict[tuple[str, str], float]] = defaultdict(dict)
-    chosen = [g for g in grades if g.status == GradeStatus.OK and g.repeat == 0]
-    names = judge_labels(g.judge for g in chosen)
-    for g in chosen:
-        for s in g.scores:
-            if s.score is not None:
-                table[names[g.judge.key]][(g.run_id, s.dimension_id)] = (
-                    normalised_score(s.score, s.scale) if normalised else s.score
-                )
-    judges = sorted(table)
-    units = sorted({u for ratings in table.values() for u in ratings})
-    dims = sorted({d for _, d in units})
+    cols = GradeColumns.from_grades(grades) if not isinstance(grades, GradeColumns) else grades
+    chosen = cols.take(cols.ok & (cols.repeat == 0))
+    dims, values = chosen.dimension_matrix(normalised=normalised)
+    row, dim = np.nonzero(~np.isnan(values))
+    if row.size == 0:
+        return PanelAgreement([], {}, math.nan, {}, math.nan, math.nan, 0, 0)
+    uniq, first = np.unique(chosen.judge[row], return_index=True)
+    order = uniq[np.argsort(first, kind="stable")]
+    labels = judge_labels(chosen.judges[int(j)] for j in order)
+    judges = sorted(set(labels.values()))
+    label_of = np.zeros(len(chosen.judges), dtype=np.int64)
+    for j in order:
+        label_of[j] = judges.index(labels[chosen.judges[int(j)].key])
+    # units sorted as (run id, dimension) pairs are: runs ranked by id, dimensions sorted
+    rank = np.empty(len(chosen.run_ids), dtype=np.int64)
+    rank[np.argsort(np.asarray(chosen.run_ids, dtype=object))] = np.arange(len(chosen.run_ids))
+    n_dims = len(dims)
+    unit = rank[chosen.run[row]] * n_dims + dim
+    rater = label_of[chosen.judge[row]]
+    vals = values[row, dim]
+    # a judge's later rating of a unit replaces an earlier one (oldest first)
+    n_units_max = len(chosen.run_ids) * n_dims
+    _, last = np.unique((rater * n_units_max + unit)[::-1], return_index=True)
+    keep = row.size - 1 - last
+    unit, rater, vals = unit[keep], rater[keep], vals[keep]
+    units, col = np.unique(unit, return_inverse=True)
+    data = np.full((len(judges), units.size), np.nan)
+    data[rater, col] = vals
+    present = ~np.isnan(data)
+    unit_dim = units % n_dims
+    seen = np.unique(vals)
+    labs = _check_levels(levels)
+    index = {lab: i for i, lab in enumerate(labs)}
+    k = len(labs)
     pairwise: dict[tuple[str, str], float] = {}
     dim_pairs: dict[str, list[float]] = defaultdict(list)
-    for j1, j2 in itertools.combinations(judges, 2):
-        shared = [u for u in units if u in table[j1] and u in table[j2]]
-        if not shared:
-            continue
-        pairwise[(j1, j2)] = cohen_kappa(
-            [table[j1][u] for u in shared],
-            [table[j2][u] for u in shared],
-            weights=weights,
-            labels=levels,
-        )
-        for d in dims:
-            du = [u for u in shared if u[1] == d]
-            if du:
-                dim_pairs[d].append(
-                    cohen_kappa(
-                        [table[j1][u] for u in du],
-                        [table[j2][u] for u in du],
-                        weights=weights,
-                        labels=levels,
-                    )
-                )
-    if len(judges) >= 2 and units:
-        data = np.full((len(judges), len(units)), np.nan)
-        for i, j in enumerate(judges):
-            for k, u in enumerate(units):
-                if u in table[j]:
-                    data[i, k] = table[j][u]
+    if len(judges) >= 2:
+        try:
+            positions = np.array([index[v] for v in seen.tolist()], dtype=np.intp)
+        except KeyError as exc:
+            raise ValueError(
+                f"a holds {exc.args[0]!r}, which is not in labels {list(labs)}"
+            ) from None
+        at = positions[np.searchsorted(seen, np.where(present, data, seen[0]))]
+        for i1, i2 in itertools.combinations(range(len(judges)), 2):
+            both = present[i1] & present[i2]
+            if not both.any():
+                continue
+            pair = (judges[i1], judges[i2])
+            pairwise[pair] = _kappa(at[i1, both], at[i2, both], k, weights)
+            for c, d in enumerate(dims):
+                du = both & (unit_dim == c)
+                if du.any():
+                    dim_pairs[d].append(_kappa(at[i1, du], at[i2, du], k, weights))
         alpha = krippendorff_alpha(data, level="ordinal", values=levels)
     else:
         alpha = math.nan
-    variances = [
-        _unit_variance(tuple(table[j][u] for j in judges if u in table[j]))
-        for u in units
-        if sum(1 for j in judges if u in table[j]) >= 2
-    ]
+    variances = _unit_variances(data, present, seen)
     # a pair's κ is undefined when the two share no unit or their κ is 0/0 (both used one
     # and the same level): the mean is over the defined pairs, and says how many were not
     n_pairs = len(judges) * (len(judges) - 1) // 2
-    defined = sum(1 for k in pairwise.values() if not math.isnan(k))
+    defined = sum(1 for kv in pairwise.values() if not math.isnan(kv))
     return PanelAgreement(
         n_pairs=n_pairs,
         undefined_pairs=n_pairs - defined,
         judges=judges,
         pairwise_kappa=pairwise,
         mean_kappa=_nanmean(pairwise.values()),
-        dimension_kappa={d: _nanmean(dim_pairs[d]) for d in dims},
+        dimension_kappa={
+            d: _nanmean(dim_pairs[d]) for c, d in enumerate(dims) if (unit_dim == c).any()
+        },
         alpha=alpha,
-        mean_variance=float(np.mean(variances)) if variances else math.nan,
-        n_runs=len({r for r, _ in units}),
-        n_ratings=sum(len(t) for t in table.values()),
+        mean_variance=float(np.mean(variances)) if variances.size else math.nan,
+        n_runs=int(np.unique(units // n_dims).size),
+        n_ratings=int(vals.size),
+        n_units=int(units.size),
     )
+
+
+def _unit_variances(
+    data: NDArray[np.float64], present: NDArray[np.bool_], seen: NDArray[np.float64]
+) -> NDArray[np.float64]:
+    """Per unit two or more judges scored, in unit order: the variance of its scores.
+
+    A unit's scores are a few levels from a few judges, so a million units hold a few
+    hundred distinct score sets: each set's variance is computed once.
+    """
+    pairable = present.sum(axis=0) >= 2
+    if not pairable.any():
+        return np.zeros(0)
+    sub, mask = data[:, pairable], present[:, pairable]
+    base = seen.size + 1
+    code = np.zeros(sub.shape[1], dtype=np.int64)
+    if base ** sub.shape[0] < 2**62:
+        for r in range(sub.shape[0]):
+            pos = np.where(
+                mask[r], np.searchsorted(seen, np.where(mask[r], sub[r], seen[0])) + 1, 0
+            )
+            code = code * base + pos
+        _, first, inverse = np.unique(code, return_index=True, return_inverse=True)
+    else:  # too many judges for one integer code: each unit alone
+        first, inverse = np.arange(sub.shape[1]), np.arange(sub.shape[1])
+    var = np.array([_unit_variance(tuple(sub[mask[:, u], u].tolist())) for u in first.tolist()])
+    return var[inverse.ravel()]

@@ -5,7 +5,6 @@ from lhbench.store.aggregates import (
     CellKey,
     ErrorStep,
     GradeCombo,
-    GradeFact,
     GradeSummary,
     JudgeFact,
     JudgeName,
@@ -23,6 +22,7 @@ from lhbench.store.annotations import AnnotationVersion, StaleVersionError
 from lhbench.store.arena import OUTCOMES, ComparisonRecord
 from lhbench.store.base import ResultState
 from lhbench.store.db import current_revision, head_revision, make_engine, upgrade
+from lhbench.store.grade_columns import GradeColumns
 from lhbench.store.judgements import PanelGradeRow, VoteColumns
 from lhbench.store.runs import GradeRunRow, RunSummary, group_key, group_runs
 from lhbench.store.store import Store
@@ -33,8 +33,8 @@ __all__ = [
     "CellKey",
     "ComparisonRecord",
     "ErrorStep",
+    "GradeColumns",
     "GradeCombo",
-    "GradeFact",
     "GradeRunRow",
     "GradeSummary",
     "JudgeFact",

@@ -17,7 +17,9 @@ from enum import Enum
 from functools import lru_cache
 from typing import Any, NamedTuple, TypeVar
 
+import numpy as np
 import orjson
+from numpy.typing import NDArray
 from sqlalchemy import Select, Text, and_, case, cast, delete, func, insert, select, update
 from sqlalchemy.orm import Session
 from sqlalchemy.sql import ClauseElement
@@ -30,10 +32,10 @@ from lhbench.schema import (
     RunStatus,
     Scale,
     StepKind,
-    TierKind,
     failure_kind_of,
 )
 from lhbench.store.base import chunks
+from lhbench.store.grade_columns import STATUSES, GradeColumns, JudgeName, ScoreFact
 from lhbench.store.runs import RunStore, step_counts_select
 from lhbench.store.tables import (
     AnalysisChangeRow,
@@ -59,7 +61,6 @@ __all__ = [
     "CellKey",
     "ErrorStep",
     "GradeCombo",
-    "GradeFact",
     "GradeSummary",
     "JudgeFact",
     "JudgeName",
@@ -620,68 +621,6 @@ class AggregateStore(RunStore):
         with self.engine.connect() as conn:
             return [_detail(r) for r in conn.execute(stmt)]
 
-    def grade_facts(self, judges: Mapping[str, JudgeName]) -> Iterator[GradeFact]:
-        """Every grade's columns and dimension scores, oldest first, without its document.
-
-        ``judges`` maps judge config hashes to their facts (:meth:`judge_identities`; a
-        hash missing from it is named by itself). A report over a million grades needs
-        no evidence, raw output or usage, and no per-grade validation or settings hash:
-        the scores are read as JSON text and decoded alone, and a score list seen before
-        (a panel's few distinct ones) is shared, so memory grows with the grade count by a
-        small object per grade.
-        """
-        stmt = select(
-            GradeRow.run_id,
-            GradeRow.rubric_id,
-            GradeRow.rubric_version,
-            GradeRow.rubric_hash,
-            GradeRow.tier,
-            GradeRow.judge_key,
-            GradeRow.status,
-            GradeRow.retryable,
-            GradeRow.tier_score,
-            GradeRow.repeat,
-            cast(GradeRow.document["scores"], Text),
-        ).order_by(GradeRow.created_at, GradeRow.id)
-        parts: dict[tuple[str, ...], tuple[str, ...]] = {}
-        scores: dict[tuple[ScoreFact, ...], tuple[ScoreFact, ...]] = {}
-        # score lists as stored (with their evidence): a panel repeats a few, so most rows
-        # are a lookup; bounded, as a store whose every grade has its own evidence repeats none
-        texts: dict[str, tuple[ScoreFact, ...]] = {}
-        run_ids: dict[str, str] = {}  # one copy of each run id for its grades
-        known = dict(judges)
-        for batch in self._raw_batches(stmt):
-            for row in batch:
-                part = (*row[1:5], row[6])
-                rubric_id, version, rubric_hash, tier, status = parts.setdefault(part, part)
-                judge = known.get(row[5])
-                if judge is None:
-                    judge = known[row[5]] = JudgeName(row[5], row[5])
-                text = row[10] or "[]"
-                listed = texts.get(text)
-                if listed is None:
-                    decoded = tuple(
-                        ScoreFact(s["dimension_id"], _enum(Scale, s["scale"]), s.get("score"))
-                        for s in orjson.loads(text)
-                    )
-                    listed = scores.setdefault(decoded, decoded)
-                    if len(texts) >= 10_000:
-                        texts.clear()
-                    texts[text] = listed
-                yield GradeFact(
-                    run_id=run_ids.setdefault(row[0], row[0]),
-                    rubric_id=rubric_id,
-                    rubric_version=version,
-                    rubric_hash=rubric_hash,
-                    tier=_enum(TierKind, tier),
-                    judge=judge,
-                    status=_enum(GradeStatus, status),
-                    retryable=bool(row[7]),
-                    tier_score=None if row[8] is None else float(row[8]),
-                    repeat=int(row[9] or 0),
-                    scores=listed,
-                )
-
     def judge_last_graded(self, excluding: Sequence[str] = ()) -> dict[str, datetime]:
         """Judge config hash -> the time of its newest grade (a judge's current settings).
 
@@ -788,6 +727,104 @@ class AggregateStore(RunStore):
                     )
                 for rid in part:
                     yield rid, by_run[rid]
+
+    def grade_columns(self, judges: Mapping[str, JudgeName]) -> GradeColumns:
+        """Every grade's columns and dimension scores, oldest first, as arrays.
+
+        ``judges`` maps judge config hashes to their names (:meth:`judge_identities`; a
+        hash missing from it is named by itself). No object per grade: a row's few
+        low-variety columns (rubric tier, judge, status, repeat) are one pattern looked up
+        in a small table, its scores (read as JSON text, without their documents) one of a
+        panel's few distinct score lists, so a million grades cost a few arrays.
+        """
+        stmt = select(
+            GradeRow.run_id,
+            GradeRow.tier_score,
+            GradeRow.rubric_id,
+            GradeRow.rubric_version,
+            GradeRow.tier,
+            GradeRow.rubric_hash,
+            GradeRow.judge_key,
+            GradeRow.status,
+            GradeRow.retryable,
+            GradeRow.repeat,
+            cast(GradeRow.document["scores"], Text),
+        ).order_by(GradeRow.created_at, GradeRow.id)
+        runs: dict[str, int] = {}
+        patterns: dict[tuple[Any, ...], int] = {}
+        # score lists as stored (with their evidence): a panel repeats a few, so most rows
+        # are a lookup; bounded, as a store whose every grade has its own evidence repeats none
+        texts: dict[str, int] = {}
+        lists: dict[tuple[ScoreFact, ...], int] = {}
+        parts: tuple[list[NDArray[Any]], ...] = ([], [], [], [])
+        run, tier_score, pattern, scores = parts
+        for batch in self._raw_batches(stmt):
+            # a batch's columns, each coded by a lookup in C (map), never a Python loop per row
+            cols = list(zip(*batch, strict=True))
+            for r in set(cols[0]).difference(runs):
+                runs[r] = len(runs)
+            run.append(np.fromiter(map(runs.__getitem__, cols[0]), np.int64, len(batch)))
+            tier_score.append(np.array(cols[1], dtype=np.float64))  # None: NaN
+            pats = list(zip(*cols[2:10], strict=True))
+            for p in set(pats).difference(patterns):
+                patterns[p] = len(patterns)
+            pattern.append(np.fromiter(map(patterns.__getitem__, pats), np.int64, len(batch)))
+            local: dict[str | None, int] = {}
+            for text in set(cols[10]):
+                listed = texts.get(text or "[]")
+                if listed is None:
+                    decoded = tuple(
+                        ScoreFact(s["dimension_id"], _enum(Scale, s["scale"]), s.get("score"))
+                        for s in orjson.loads(text or "[]")
+                    )
+                    listed = lists.setdefault(decoded, len(lists))
+                    if len(texts) >= 10_000:
+                        texts.clear()
+                    texts[text or "[]"] = listed
+                local[text] = listed
+            scores.append(np.fromiter(map(local.__getitem__, cols[10]), np.int64, len(batch)))
+        keys: dict[tuple[str, str, str, str], int] = {}
+        names: dict[JudgeName, int] = {}
+        known = dict(judges)
+        # per pattern: key, judge, status, retryable, repeat
+        table = np.zeros((max(len(patterns), 1), 5), dtype=np.int64)
+        for (
+            rubric_id,
+            version,
+            tier,
+            rubric_hash,
+            judge_key,
+            status,
+            retry,
+            rep,
+        ), i in patterns.items():
+            name = known.get(judge_key) or JudgeName(judge_key, judge_key)
+            table[i] = (
+                keys.setdefault((rubric_id, version, tier, rubric_hash), len(keys)),
+                names.setdefault(name, len(names)),
+                STATUSES.index(_enum(GradeStatus, status)),
+                bool(retry),
+                int(rep or 0),
+            )
+
+        def joined(arrays: list[NDArray[Any]], dtype: type) -> NDArray[Any]:
+            return np.concatenate(arrays) if arrays else np.zeros(0, dtype=dtype)
+
+        per_row = table[joined(pattern, np.int64)]
+        return GradeColumns(
+            run_ids=list(runs),
+            keys=list(keys),
+            judges=list(names),
+            score_lists=list(lists),
+            run=joined(run, np.int64),
+            key=per_row[:, 0].copy(),
+            judge=per_row[:, 1].copy(),
+            status=per_row[:, 2].astype(np.int8),
+            retryable=per_row[:, 3].astype(np.bool_),
+            tier_score=joined(tier_score, np.float64),
+            repeat=per_row[:, 4].copy(),
+            scores=joined(scores, np.int64),
+        )
 
     def analysis_snapshot(self, name: str) -> AnalysisSnapshot | None:
         """The overview summary a server saved under ``name`` (None if there is none)."""
@@ -944,41 +981,6 @@ E = TypeVar("E", bound=Enum)
 def _enum(cls: type[E], value: str) -> E:
     """``cls(value)``, remembered: a column of few distinct values is read per row."""
     return cls(value)
-
-
-class JudgeName(NamedTuple):
-    """A judge config's hash and the name reports give it (see :class:`JudgeIdentity`)."""
-
-    key: str
-    label: str
-
-
-class ScoreFact(NamedTuple):
-    """One dimension's score of a grade (None: unscorable), without its evidence."""
-
-    dimension_id: str
-    scale: Scale
-    score: int | None
-
-
-@dataclass(slots=True)
-class GradeFact:
-    """A grade's columns and dimension scores: what panel scores, agreement and counts read.
-
-    Satisfies :class:`lhbench.schema.GradeLike`; read by :meth:`AggregateStore.grade_facts`.
-    """
-
-    run_id: str
-    rubric_id: str
-    rubric_version: str
-    rubric_hash: str
-    tier: TierKind
-    judge: JudgeName
-    status: GradeStatus
-    retryable: bool
-    tier_score: float | None
-    repeat: int
-    scores: tuple[ScoreFact, ...]
 
 
 @dataclass(frozen=True, slots=True)
