@@ -62,11 +62,100 @@ def _samples_grade(rubric_id: str, tier: str, scores: dict[str, tuple[str, int]]
     )
 
 
+def _insert_grades_before_0022(engine: Engine, grades: list) -> None:
+    """Grades as the store wrote them before ``grades.dim_scores`` existed."""
+    from lhbench.store.judgements import _grade_row
+    from lhbench.store.tables import GradeRow
+
+    rows = [_grade_row(g) for g in grades]
+    for row in rows:
+        del row["dim_scores"]
+    with engine.begin() as conn:
+        conn.execute(GradeRow.__table__.insert(), rows)
+
+
+def test_grades_stored_before_0022_get_their_dimension_scores_and_log_no_change(
+    store_url: str,
+) -> None:
+    import orjson
+
+    from lhbench.schema import DimensionScore, Scale
+    from lhbench.store.judgements import dim_scores_text
+
+    engine = make_engine(store_url)
+    upgrade(engine, "0021")
+    _, mixed = _samples_grade(
+        "samples-output",
+        "output",
+        {"deliverable": ("binary", 1), "correctness": ("0-2", 2), "clarity": ("0-2", 0)},
+        raw=0.7,
+    )
+    unscorable = mixed.model_copy(
+        update={
+            "id": "g-unscorable",
+            "key": "key-unscorable",
+            "run_id": "r2",
+            "scores": [
+                DimensionScore(
+                    dimension_id="deliverable",
+                    scale=Scale.BINARY,
+                    evidence="no \x1f build, \"quoted\" ✓",
+                    unscorable_reason="nothing was built",
+                ),
+                DimensionScore(dimension_id="clarity", scale=Scale.ZERO_TO_TWO, score=2),
+            ],
+        }
+    )
+    empty = mixed.model_copy(
+        update={"id": "g-empty", "key": "key-empty", "run_id": "r3", "scores": []}
+    )
+    _insert_grades_before_0022(engine, [mixed, unscorable, empty])
+    with engine.connect() as conn:
+        logged = conn.execute(sa_text("SELECT count(*) FROM analysis_changes")).scalar()
+    upgrade(engine)
+    with engine.connect() as conn:
+        stored = dict(conn.execute(sa_text("SELECT id, dim_scores FROM grades")).all())
+        assert conn.execute(sa_text("SELECT count(*) FROM analysis_changes")).scalar() == logged
+    # what the store writes for new grades, read back the same
+    for g in (mixed, unscorable, empty):
+        assert orjson.loads(stored[g.id]) == orjson.loads(dim_scores_text(g.scores))
+    assert orjson.loads(stored["g-unscorable"]) == [
+        ["deliverable", "binary", None],
+        ["clarity", "0-2", 2],
+    ]
+    # the change log's update trigger is back: a later update of a grade is logged
+    with engine.begin() as conn:
+        conn.execute(sa_text("UPDATE grades SET tier_score = 0.5 WHERE id = 'g-empty'"))
+        runs = conn.execute(
+            sa_text("SELECT run_id FROM analysis_changes WHERE tbl = 'grades'")
+        ).scalars()
+        assert "r3" in set(runs)
+    with Store(engine) as s:
+        cols = s.grade_columns({})
+    by_run = {
+        cols.run_ids[cols.run[i]]: cols.score_lists[cols.scores[i]] for i in range(len(cols.run))
+    }
+    assert [tuple(f) for f in by_run["r2"]] == [
+        ("deliverable", Scale.BINARY, None),
+        ("clarity", Scale.ZERO_TO_TWO, 2),
+    ]
+    assert by_run["r3"] == ()
+    # a row whose column is empty (written by another tool): its document's scores
+    with engine.begin() as conn:
+        conn.execute(sa_text("UPDATE grades SET dim_scores = NULL WHERE id = 'g-unscorable'"))
+    with Store(engine) as s:
+        again = s.grade_columns({})
+    assert [
+        tuple(f) for f in again.score_lists[again.scores[again.run_ids.index("r2") == again.run][0]]
+    ] == [tuple(f) for f in by_run["r2"]]
+    upgrade_down(engine, "0021")
+    engine.dispose()
+
+
 def test_stored_scores_of_a_tier_that_mixes_scales_are_recomputed(store_url: str) -> None:
     from alembic.script import ScriptDirectory
 
     from lhbench.store.db import alembic_config
-    from lhbench.store.judgements import JudgementStore
     from lhbench.store.packs import PackStore
 
     before = ScriptDirectory.from_config(alembic_config()).get_revision("0015").down_revision
@@ -87,7 +176,7 @@ def test_stored_scores_of_a_tier_that_mixes_scales_are_recomputed(store_url: str
         raw=3.7,  # a one-scale tier keeps whatever was stored
     )
     PackStore(engine).save_pack(pack)
-    JudgementStore(engine).save_grades([mixed, uniform])
+    _insert_grades_before_0022(engine, [mixed, uniform])
     upgrade(engine)
     with Store(engine) as s:
         got = {g.rubric_id: g.tier_score for g in s.list_grades()}

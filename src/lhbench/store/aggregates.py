@@ -20,7 +20,19 @@ from typing import Any, NamedTuple, TypeVar
 import numpy as np
 import orjson
 from numpy.typing import NDArray
-from sqlalchemy import Select, Text, and_, case, cast, delete, func, insert, select, update
+from sqlalchemy import (
+    Select,
+    Text,
+    and_,
+    case,
+    cast,
+    delete,
+    func,
+    insert,
+    literal,
+    select,
+    update,
+)
 from sqlalchemy.orm import Session
 from sqlalchemy.sql import ClauseElement
 
@@ -737,23 +749,31 @@ class AggregateStore(RunStore):
         in a small table, its scores (read as JSON text, without their documents) one of a
         panel's few distinct score lists, so a million grades cost a few arrays.
         """
-        stmt = select(
-            GradeRow.run_id,
-            GradeRow.tier_score,
-            GradeRow.rubric_id,
-            GradeRow.rubric_version,
+        # a row's low-variety columns as one text (one string per row to fetch and look up,
+        # not eight); the free-text version last, so a separator in it cannot shift a field
+        sep = literal(_SEP, Text)
+        pattern_text = GradeRow.rubric_id + sep
+        for col in (
             GradeRow.tier,
             GradeRow.rubric_hash,
             GradeRow.judge_key,
             GradeRow.status,
-            GradeRow.retryable,
-            GradeRow.repeat,
-            cast(GradeRow.document["scores"], Text),
+            cast(GradeRow.retryable, Text),
+            cast(GradeRow.repeat, Text),
+        ):
+            pattern_text = pattern_text + col + sep
+        stmt = select(
+            GradeRow.run_id,
+            GradeRow.tier_score,
+            pattern_text + GradeRow.rubric_version,
+            # the compact column (a grade written before migration 0022 and not
+            # backfilled, say by another tool: its document's scores)
+            func.coalesce(GradeRow.dim_scores, cast(GradeRow.document["scores"], Text)),
         ).order_by(GradeRow.created_at, GradeRow.id)
         runs: dict[str, int] = {}
-        patterns: dict[tuple[Any, ...], int] = {}
-        # score lists as stored (with their evidence): a panel repeats a few, so most rows
-        # are a lookup; bounded, as a store whose every grade has its own evidence repeats none
+        patterns: dict[str, int] = {}
+        # score lists as stored (``dim_scores``, no evidence): a panel repeats a few, so most
+        # rows are a lookup; bounded, in case a store's lists all differ
         texts: dict[str, int] = {}
         lists: dict[tuple[ScoreFact, ...], int] = {}
         parts: tuple[list[NDArray[Any]], ...] = ([], [], [], [])
@@ -765,45 +785,35 @@ class AggregateStore(RunStore):
                 runs[r] = len(runs)
             run.append(np.fromiter(map(runs.__getitem__, cols[0]), np.int64, len(batch)))
             tier_score.append(np.array(cols[1], dtype=np.float64))  # None: NaN
-            pats = list(zip(*cols[2:10], strict=True))
-            for p in set(pats).difference(patterns):
+            for p in set(cols[2]).difference(patterns):
                 patterns[p] = len(patterns)
-            pattern.append(np.fromiter(map(patterns.__getitem__, pats), np.int64, len(batch)))
+            pattern.append(np.fromiter(map(patterns.__getitem__, cols[2]), np.int64, len(batch)))
             local: dict[str | None, int] = {}
-            for text in set(cols[10]):
+            for text in set(cols[3]):
                 listed = texts.get(text or "[]")
                 if listed is None:
-                    decoded = tuple(
-                        ScoreFact(s["dimension_id"], _enum(Scale, s["scale"]), s.get("score"))
-                        for s in orjson.loads(text or "[]")
-                    )
+                    decoded = tuple(map(_score_fact, orjson.loads(text or "[]")))
                     listed = lists.setdefault(decoded, len(lists))
                     if len(texts) >= 10_000:
                         texts.clear()
                     texts[text or "[]"] = listed
                 local[text] = listed
-            scores.append(np.fromiter(map(local.__getitem__, cols[10]), np.int64, len(batch)))
+            scores.append(np.fromiter(map(local.__getitem__, cols[3]), np.int64, len(batch)))
         keys: dict[tuple[str, str, str, str], int] = {}
         names: dict[JudgeName, int] = {}
         known = dict(judges)
         # per pattern: key, judge, status, retryable, repeat
         table = np.zeros((max(len(patterns), 1), 5), dtype=np.int64)
-        for (
-            rubric_id,
-            version,
-            tier,
-            rubric_hash,
-            judge_key,
-            status,
-            retry,
-            rep,
-        ), i in patterns.items():
+        for text, i in patterns.items():
+            rubric_id, tier, rubric_hash, judge_key, status, retry, rep, version = text.split(
+                _SEP, 7
+            )
             name = known.get(judge_key) or JudgeName(judge_key, judge_key)
             table[i] = (
                 keys.setdefault((rubric_id, version, tier, rubric_hash), len(keys)),
                 names.setdefault(name, len(names)),
                 STATUSES.index(_enum(GradeStatus, status)),
-                bool(retry),
+                retry in ("1", "true"),  # SQLite's and PostgreSQL's text of a boolean
                 int(rep or 0),
             )
 
@@ -1008,6 +1018,18 @@ class ReportRun:
     def infrastructure_failure(self) -> bool:
         """The run failed for infrastructure (as :attr:`Run.infrastructure_failure`)."""
         return self.failure_kind == FailureKind.INFRASTRUCTURE
+
+
+# between the columns of a grade's pattern text (:meth:`AggregateStore.grade_columns`)
+_SEP = "\x1f"
+
+
+def _score_fact(item: Any) -> ScoreFact:
+    """One dimension score from ``grades.dim_scores`` (``[id, scale, score]``) or a document."""
+    if isinstance(item, list):
+        dimension_id, scale, score = item
+        return ScoreFact(dimension_id, _enum(Scale, scale), score)
+    return ScoreFact(item["dimension_id"], _enum(Scale, item["scale"]), item.get("score"))
 
 
 @lru_cache(maxsize=4096)

@@ -18,10 +18,19 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
+import orjson
 from sqlalchemy import Connection, and_, false, func, select
 from sqlalchemy.orm import Session
 
-from lhbench.schema import Grade, JudgeKind, Label, PreferenceVote, Verdict, utcnow
+from lhbench.schema import (
+    DimensionScore,
+    Grade,
+    JudgeKind,
+    Label,
+    PreferenceVote,
+    Verdict,
+    utcnow,
+)
 from lhbench.store.base import ResultState, StoreBase, chunks, matching
 from lhbench.store.tables import (
     Base,
@@ -118,6 +127,15 @@ _OUTCOME = {"a": 0, "tie": 1, "b": 2}
 _STATE_CHUNK = 500
 
 
+def dim_scores_text(scores: Iterable[DimensionScore]) -> str:
+    """A grade's ``dim_scores`` column: ``[[dimension_id, scale, score], …]`` as compact JSON.
+
+    Read back by :meth:`AggregateStore.grade_columns`; migration 0022 wrote the same
+    for the grades stored before it.
+    """
+    return orjson.dumps([[s.dimension_id, s.scale.value, s.score] for s in scores]).decode()
+
+
 def _grade_row(grade: Grade) -> dict[str, Any]:
     return {
         "id": grade.id,
@@ -137,6 +155,7 @@ def _grade_row(grade: Grade) -> dict[str, Any]:
         "repeat": grade.repeat,
         "document": grade.model_dump(mode="json"),
         "created_at": grade.created_at,
+        "dim_scores": dim_scores_text(grade.scores),
     }
 
 

@@ -238,6 +238,10 @@ class GradeRow(Base):
     repeat: Mapped[int] = mapped_column(Integer)
     document: Mapped[dict[str, Any]] = mapped_column(JsonDoc)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    # the dimension scores alone, as compact JSON ``[[dimension_id, scale, score], …]``
+    # (migration 0022): what the report's figures read of a million grades, without
+    # parsing each document (its scores carry evidence, so no two grades' texts agree)
+    dim_scores: Mapped[str | None] = mapped_column(Text)
 
     __table_args__ = (Index("ix_grades_rubric_tier", "rubric_id", "tier"),)
 
