@@ -99,7 +99,7 @@ def test_grades_stored_before_0022_get_their_dimension_scores_and_log_no_change(
                 DimensionScore(
                     dimension_id="deliverable",
                     scale=Scale.BINARY,
-                    evidence="no \x1f build, \"quoted\" ✓",
+                    evidence='no \x1f build, "quoted" ✓',
                     unscorable_reason="nothing was built",
                 ),
                 DimensionScore(dimension_id="clarity", scale=Scale.ZERO_TO_TWO, score=2),
