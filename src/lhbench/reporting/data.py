@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cached_property
@@ -632,6 +633,34 @@ class ReportData:
             from lhbench.jobs.packs import refresh_packs
 
             changes = [c.note for c in refresh_packs(store)]
+        if lean and graded and store.backend == "postgresql":
+            # PostgreSQL sorts the million grades in its own process (2-3 s before the first
+            # row at 100,000 runs): asked on a thread, while this one reads the runs,
+            # labels, verdicts and votes. (On SQLite the sort holds the process's core
+            # and its rows need the GIL one at a time: no gain there, measured.)
+            judges = {k: JudgeName(k, ident.label) for k, ident in store.judge_identities().items()}
+            reader = ThreadPoolExecutor(1, thread_name_prefix="lhbench-grades")
+            pending = reader.submit(store.grade_columns, judges)
+            try:
+                return cls._from_store(
+                    store, changes, include_stale, panel, lean, graded, pending.result
+                )
+            finally:
+                pending.cancel()
+                reader.shutdown(wait=True)
+        return cls._from_store(store, changes, include_stale, panel, lean, graded, None)
+
+    @classmethod
+    def _from_store(
+        cls,
+        store: Store,
+        changes: list[str],
+        include_stale: bool,
+        panel: set[str] | None,
+        lean: bool,
+        graded: bool,
+        grade_columns: Callable[[], GradeColumns] | None,
+    ) -> ReportData:
         tasks: list[tuple[str, Task]] = []
         rubrics: list[Rubric] = []
         rubric_hashes: dict[tuple[str, str], str] = {}
@@ -683,8 +712,13 @@ class ReportData:
         data.failed_votes = [v for v in all_votes if v.status != "ok"]
         ok_votes = [v for v in all_votes if v.status == "ok"]
         if lean:
-            judges = {k: JudgeName(k, ident.label) for k, ident in store.judge_identities().items()}
-            columns = store.grade_columns(judges)
+            if grade_columns is None:
+                judges = {
+                    k: JudgeName(k, ident.label) for k, ident in store.judge_identities().items()
+                }
+                columns = store.grade_columns(judges)
+            else:
+                columns = grade_columns()
             infra = data.excluded.infra_runs
             if infra and len(columns):
                 dropped = np.array([r in infra for r in columns.run_ids], dtype=np.bool_)
