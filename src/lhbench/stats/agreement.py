@@ -91,15 +91,7 @@ def cohen_kappa(
         bad = next((v for v in ratings if _is_nan(v)), _NONE)
         if bad is not _NONE:
             raise ValueError(f"{what} holds a missing rating (NaN); drop unrated items first")
-    if labels is not None:
-        labs = list(labels)
-        dupes = sorted({str(x) for x in labs if labs.count(x) > 1})
-        if dupes:
-            raise ValueError(f"labels must be distinct; repeated: {', '.join(dupes)}")
-        if any(_is_nan(x) for x in labs):
-            raise ValueError("labels must not hold NaN")
-    else:
-        labs = sorted(set(a_list) | set(b_list))
+    labs = _check_levels(labels) if labels is not None else sorted(set(a_list) | set(b_list))
     k = len(labs)
     ia, ib = _codes(a_list, labs, "a"), _codes(b_list, labs, "b")
     return _kappa(ia, ib, k, weights)
