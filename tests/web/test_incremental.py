@@ -48,7 +48,7 @@ def _figures(a: Analysis) -> dict[str, str]:
     """Every field of an analysis as exact text (dicts in key order, floats by repr)."""
     out = {}
     for f in fields(a):
-        if f.name in ("by_asked", "panel", "_summary", "_options", "_restoring"):
+        if f.name in ("by_asked", "panel", "_summary", "_options"):
             continue
         value = getattr(a, f.name)
         if isinstance(value, dict):

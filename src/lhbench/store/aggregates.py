@@ -836,59 +836,6 @@ class AggregateStore(RunStore):
             scores=joined(scores, np.int64),
         )
 
-    def analysis_snapshot(self, name: str) -> AnalysisSnapshot | None:
-        """The overview summary a server saved under ``name`` (None if there is none)."""
-        from lhbench.store.tables import AnalysisSnapshotRow as T
-
-        with self.engine.connect() as conn:
-            row = conn.execute(
-                select(
-                    T.name,
-                    T.mark,
-                    T.lhbench_version,
-                    T.schema_revision,
-                    T.mac,
-                    T.front,
-                    T.heavy,
-                ).where(T.name == name)
-            ).first()
-        if row is None:
-            return None
-        return AnalysisSnapshot(
-            str(row[0]), int(row[1]), str(row[2]), str(row[3]), str(row[4]), row[5], row[6]
-        )
-
-    def save_analysis_snapshot(self, snap: AnalysisSnapshot) -> None:
-        """Keep ``snap`` under its name (replacing the one before).
-
-        Written beside the data, not into it: no trigger logs it and the store's version
-        stays, so no cached figure is computed again because of it.
-        """
-        from datetime import UTC
-
-        from lhbench.store.tables import AnalysisSnapshotRow as T
-
-        with self.engine.begin() as conn:
-            conn.execute(delete(T).where(T.name == snap.name))
-            conn.execute(
-                insert(T).values(
-                    name=snap.name,
-                    mark=snap.mark,
-                    lhbench_version=snap.lhbench_version,
-                    schema_revision=snap.schema_revision,
-                    mac=snap.mac,
-                    front=snap.front,
-                    heavy=snap.heavy,
-                    made_at=datetime.now(UTC),
-                )
-            )
-
-    def schema_revision(self) -> str:
-        """The migration the store is at ("" for none)."""
-        from lhbench.store.db import current_revision
-
-        return current_revision(self.engine) or ""
-
     def failure_step_counts(self, run_ids: Sequence[str]) -> dict[str, StepTally]:
         """Steps and tool calls of ``run_ids``, flagged when the failure taxonomy must read them.
 
@@ -1036,23 +983,6 @@ def _score_fact(item: Any) -> ScoreFact:
 def _metadata(text: str | None) -> dict[str, Any]:
     # most runs' metadata is one of a few texts ("{}"): each decoded once
     return dict(orjson.loads(text)) if text else {}
-
-
-@dataclass(frozen=True, slots=True)
-class AnalysisSnapshot:
-    """A saved overview summary: what it is up to date with, its signature, its blobs.
-
-    ``mark`` is the change log's entry it includes; ``mac`` signs every other field (see
-    :mod:`lhbench.web.snapshot`, which alone encodes and checks the blobs).
-    """
-
-    name: str
-    mark: int
-    lhbench_version: str
-    schema_revision: str
-    mac: str
-    front: bytes
-    heavy: bytes
 
 
 class ErrorStep(NamedTuple):

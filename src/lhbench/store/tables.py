@@ -27,7 +27,6 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 __all__ = [
     "AnalysisChangeRow",
-    "AnalysisSnapshotRow",
     "AnnotationVersionRow",
     "ArtifactRow",
     "Base",
@@ -391,25 +390,6 @@ class AnalysisChangeRow(Base):
     )
     tbl: Mapped[str] = mapped_column(String(20))
     run_id: Mapped[str | None] = mapped_column(String(200))
-
-
-class AnalysisSnapshotRow(Base):
-    """The web overview's summary as a server left it, read at the next start (0021).
-
-    One row per server secret and grouping (``name``): the blobs are signed with a key
-    only that server's owner holds, so a row written by anyone else is ignored, never
-    decoded. ``mark`` is the change log's entry the summary is up to date with.
-    """
-
-    __tablename__ = "analysis_snapshots"
-    name: Mapped[str] = mapped_column(String(100), primary_key=True)
-    mark: Mapped[int] = mapped_column(BigInteger)
-    lhbench_version: Mapped[str] = mapped_column(String(100))
-    schema_revision: Mapped[str] = mapped_column(String(40))
-    mac: Mapped[str] = mapped_column(String(64))
-    front: Mapped[bytes] = mapped_column(LargeBinary)
-    heavy: Mapped[bytes] = mapped_column(LargeBinary)
-    made_at: Mapped[datetime] = mapped_column(UTCDateTime)
 
 
 class AnnotationVersionRow(Base):

@@ -76,7 +76,6 @@ __all__ = [
     "AgentRow",
     "Analysis",
     "Estimate",
-    "Restoring",
     "analyse",
     "default_group_by",
     "parse_group_by",
@@ -180,8 +179,6 @@ class Analysis:
     by_asked: tuple[str, ...] | None = field(default=None, repr=False, compare=False)
     panel: set[str] | None = field(default=None, repr=False, compare=False)
     _summary: _Summary | None = field(default=None, repr=False, compare=False)
-    # set while the per-run state behind a snapshot's figures is read (see restored)
-    _restoring: Restoring | None = field(default=None, repr=False, compare=False)
     # the runs page's filter options, counted over every run once per analysis
     _options: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
@@ -228,9 +225,6 @@ class Analysis:
 
     def default_tier(self) -> TierKey | None:
         """The tier with the most scored runs (never one that holds only failures)."""
-        if " default tier" in self._options:
-            # an analysis restored from a snapshot answers before its scores are read
-            return self._options[" default tier"]  # type: ignore[no-any-return]
         if not self.tier_keys:
             return None
         return max(self.tier_keys, key=lambda k: len(self.scores[k]))
@@ -432,44 +426,21 @@ def refresh(store: Store, previous: Analysis) -> Analysis:
     checks it after random writes). Anything else (runs, packs, a new judge or tier, a
     judge config turning stale) summarises the whole store again.
     """
-    if previous._restoring is not None:
-        previous._restoring.wait()  # the summary behind a snapshot's figures, still read
     summary = previous._summary
     if summary is None:
         return analyse(store, by=previous.by_asked, panel=previous.panel)
     changes = store.changes_since(summary.mark)
     if changes.whole - {"votes"} or changes.trimmed > summary.mark:
         return analyse(store, by=previous.by_asked, panel=previous.panel)
-    with gc_paused(), summary.lock:
+    with gc_paused():
         # the old summary may be half-updated when this fails or gives up: never reused
         previous._summary = None
-        summary.valid = False
         updated = summary.update(store, changes)
         out = updated.analysis() if updated is not None else None
-        summary.valid = out is not None
     if out is None:
         return analyse(store, by=previous.by_asked, panel=previous.panel)
     gc.freeze()
     return out
-
-
-class Restoring:
-    """The full figures behind an analysis answered from a snapshot's front, being read.
-
-    :mod:`lhbench.web.snapshot` sets :attr:`analysis` (the restored one, or a fresh
-    summary when the snapshot's state could not be read) and then :attr:`done`.
-    """
-
-    def __init__(self) -> None:
-        self.done = threading.Event()
-        self.analysis: Analysis | None = None
-
-    def wait(self) -> Analysis:
-        """The full analysis, once read."""
-        self.done.wait()
-        if self.analysis is None:
-            raise RuntimeError("a snapshot's restore ended without an analysis")
-        return self.analysis
 
 
 def settle_heap() -> None:
@@ -559,9 +530,6 @@ class _Summary:
         self.human_votes = 0
         self.rows: dict[str, AgentRow] = {}
         self.chapter_infra = 0
-        # held while an update changes this summary (a snapshot reads it between them)
-        self.lock = threading.Lock()
-        self.valid = True
 
     @classmethod
     def full(cls, store: Store, *, by: Sequence[str] | None, panel: set[str] | None) -> _Summary:
@@ -602,38 +570,6 @@ class _Summary:
         s._count_infra(store)
         for label, run_ids in s.members.items():
             s.rows[label] = s._row(label, run_ids)
-        return s
-
-    def state(self) -> dict[str, Any]:
-        """Everything this summary holds, for a snapshot (hold :attr:`lock` to call it).
-
-        The containers an update changes in place are copied (C-level, tens of ms at
-        100,000 runs); the rest an update only replaces, so the snapshot can be encoded
-        after the lock is released while later updates go on.
-        """
-        out = {k: v for k, v in vars(self).items() if k not in ("lock", "valid", "_offered")}
-        out["cells"] = dict(self.cells)
-        out["combo_counts"] = dict(self.combo_counts)
-        out["parts"] = dict(self.parts)
-        out["panel_count"] = defaultdict(
-            Counter, {k: Counter(c) for k, c in self.panel_count.items()}
-        )
-        out["scored_count"] = defaultdict(
-            Counter, {k: Counter(c) for k, c in self.scored_count.items()}
-        )
-        out["scores"] = {k: dict(v) for k, v in self.scores.items()}
-        out["labels"] = dict(self.labels)
-        out["label_parts"] = dict(self.label_parts)
-        out["rows"] = dict(self.rows)
-        return out
-
-    @classmethod
-    def from_state(cls, state: dict[str, Any]) -> _Summary:
-        """A summary made of what :meth:`state` gave (read back from a snapshot)."""
-        s = cls.__new__(cls)
-        vars(s).update(state)
-        s.lock = threading.Lock()
-        s.valid = True
         return s
 
     def update(self, store: Store, changes: StoreChanges) -> _Summary | None:

@@ -19,7 +19,6 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
-from starlette.types import ASGIApp, Receive, Scope, Send
 
 from lhbench.config import Settings, load_settings
 from lhbench.reporting.data import configured_panel
@@ -29,23 +28,10 @@ from lhbench.web.auth import LoginPolicy
 from lhbench.web.deps import LoginRequired, WebApp, viewer
 from lhbench.web.render import code_css
 from lhbench.web.security import SecurityHeaders
-from lhbench.web.snapshot import Snapshots
 
 __all__ = ["create_app"]
 
 HERE = Path(__file__).parent
-
-
-class _Busy:
-    """Tells the snapshot saver a request came in (it waits for a quiet moment)."""
-
-    def __init__(self, app: ASGIApp, snapshots: Snapshots) -> None:
-        self.app, self.snapshots = app, snapshots
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http":
-            self.snapshots.asked()
-        await self.app(scope, receive, send)
 
 
 def create_app(
@@ -66,9 +52,7 @@ def create_app(
         login_policy: Sign-in rate limits and answer time.
         warm: Start summarising the store for the overview at once, on a thread (at
             1,000,000 grades the whole summary takes half a minute; the first request
-            then waits only for what is left of it, and later writes update it). With a
-            ``secret``, the summary is also kept in the store, signed with a key derived
-            from it, and read back at the next start (:mod:`lhbench.web.snapshot`).
+            then waits only for what is left of it, and later writes update it).
     """
     settings = settings or load_settings()
     state = WebApp(
@@ -78,13 +62,9 @@ def create_app(
         panel=configured_panel(settings),
         login_policy=login_policy or LoginPolicy(),
     )
-    if warm and secret:
-        state.snapshots = Snapshots(store, secret)
     app = FastAPI(title="lhbench", docs_url=None, redoc_url=None, openapi_url=None)
     app.state.web = state
     app.add_middleware(SecurityHeaders, hsts=settings.web_secure_cookies)
-    if state.snapshots is not None:
-        app.add_middleware(_Busy, snapshots=state.snapshots)
 
     @app.exception_handler(LoginRequired)
     async def _login(request: Request, exc: LoginRequired) -> Response:
@@ -146,9 +126,6 @@ def create_app(
         query = f"?{request.url.query}" if request.url.query else ""
         return RedirectResponse(f"/{query}", status_code=303)
 
-    if state.snapshots is not None:
-        # a stopping server keeps what it updated since its last save for the next start
-        app.router.on_shutdown.append(state.snapshots.close)
     if warm:
         threading.Thread(target=state.analysis, name="lhbench-warm", daemon=True).start()
     return app

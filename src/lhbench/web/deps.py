@@ -33,7 +33,6 @@ from lhbench.store import Store
 from lhbench.web.analysis import Analysis, analyse, refresh
 from lhbench.web.auth import LoginPolicy, csrf_ok, hash_token
 from lhbench.web.security import same_origin_post
-from lhbench.web.snapshot import Snapshots
 from lhbench.web.views import StoreCache
 
 __all__ = [
@@ -137,8 +136,6 @@ class WebApp:
     # packs are checked against their directories at most this often (seconds)
     pack_check_interval: float = 2.0
     _packs_checked: float = field(init=False, default=-math.inf)
-    # the overview's summary kept in the store across starts (``lhbench serve``)
-    snapshots: Snapshots | None = None
 
     def __post_init__(self) -> None:
         self.templates = Jinja2Templates(directory=HERE / "templates")
@@ -194,26 +191,11 @@ class WebApp:
     def analysis(self, by: tuple[str, ...] | None = None) -> Analysis:
         """The overview figures at the store's current version."""
         self.check_packs()
-        snaps = self.snapshots
-        if snaps is None:
-            return self.cache.get(
-                ("analysis", by),
-                lambda: analyse(self.store, by=by, panel=self.panel),
-                lambda previous: refresh(self.store, previous),
-            )
-        snaps.asked()
-
-        def first() -> Analysis:
-            out = snaps.restore(by, self.panel) or analyse(self.store, by=by, panel=self.panel)
-            snaps.offer(out)
-            return out
-
-        def update(previous: Analysis) -> Analysis:
-            out = refresh(self.store, previous)
-            snaps.offer(out)
-            return out
-
-        return self.cache.get(("analysis", by), first, update)
+        return self.cache.get(
+            ("analysis", by),
+            lambda: analyse(self.store, by=by, panel=self.panel),
+            lambda previous: refresh(self.store, previous),
+        )
 
     def report_data(self) -> ReportData:
         """Everything the report reads (current judgements), at the store's version."""
