@@ -10,10 +10,11 @@ rubric v1.0 excluded: the rubric changed since"). ``include_stale`` keeps everyt
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cached_property
+from operator import attrgetter
 from typing import Protocol, TypeVar
 
 import numpy as np
@@ -163,12 +164,32 @@ def group_label(run: AnyRun, by: Sequence[str]) -> str:
     return " / ".join(parts)
 
 
+# the run fields :func:`group_key` reads by name (``pack``/``task`` read ``pack_id``/``task_id``)
+_RUN_FIELDS = {
+    **{k: k for k in ("harness", "model", "harness_version", "pack_id", "task_id", "status")},
+    "pack": "pack_id",
+    "task": "task_id",
+}
+
+
+def _group_identity(by: Sequence[str]) -> Callable[[AnyRun], Hashable]:
+    """What tells a run's group apart under ``by``: the raw values :func:`group_key` reads.
+
+    Equal identities give equal labels, so a labeller formats each distinct one once; read
+    with one ``attrgetter`` when ``by`` names only run fields (the usual harness, model).
+    """
+    if all(k in _RUN_FIELDS for k in by):
+        return attrgetter(*(_RUN_FIELDS[k] for k in by)) if by else lambda run: ()
+    return lambda run: tuple(group_key(run, k) for k in by)
+
+
 def group_labeller(by: Sequence[str]) -> Callable[[AnyRun], str]:
     """:func:`group_label` over many runs, made once per distinct group (a few in 100,000)."""
-    labels: dict[tuple[str | None, ...], str] = {}
+    labels: dict[Hashable, str] = {}
+    identity = _group_identity(by)
 
     def label(run: AnyRun) -> str:
-        key = tuple(group_key(run, k) for k in by)
+        key = identity(run)
         found = labels.get(key)
         if found is None:
             found = labels[key] = group_label(run, by)
@@ -787,7 +808,8 @@ class ReportData:
         """Run id -> :func:`group_label`, computed once per grouping (every section asks)."""
         key = tuple(by)
         if key not in self._group_labels:
-            self._group_labels[key] = {r.id: group_label(r, by) for r in self.runs.values()}
+            label = group_labeller(by)
+            self._group_labels[key] = {r.id: label(r) for r in self.runs.values()}
         return self._group_labels[key]
 
     @cached_property
