@@ -262,10 +262,11 @@ def pass_rate_rows(
     groups: dict[str, list[bool | None]] = defaultdict(list)
     checked = {lab.run_id for lab in data.labels}
     labels = data.group_labels(by)
+    outcomes = data.outcomes
     for run in data.runs.values():
         if pack_id is not None and run.pack_id != pack_id:
             continue
-        label = data.label_of(run.id)
+        label = outcomes.get(run.id)
         if label is None and run.id not in checked:
             continue
         groups[labels[run.id]].append(label)
