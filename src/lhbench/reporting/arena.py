@@ -11,7 +11,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from typing import Literal, cast
 
-from lhbench.reporting.data import ReportData, group_labeller
+from lhbench.reporting.data import ReportData
 from lhbench.reporting.tables import Cell, Section, Table
 from lhbench.schema import JudgeKind, PreferenceVote
 from lhbench.stats import (
@@ -35,12 +35,11 @@ Outcome = Literal["a", "b", "tie"]
 def _vote_groups(data: ReportData, by: Sequence[str]) -> list[tuple[str, str, str, str, str]]:
     """(group a, group b, winner, task, rater kind) for votes whose runs are known."""
     out: list[tuple[str, str, str, str, str]] = []
-    label = group_labeller(by)
+    labels = data.group_labels(by)  # every run's, so a vote's runs are known when labelled
     for v in data.votes:
-        ra, rb = data.runs.get(v.run_a), data.runs.get(v.run_b)
-        if ra is None or rb is None or v.winner is None:
+        ga, gb = labels.get(v.run_a), labels.get(v.run_b)
+        if ga is None or gb is None or v.winner is None:
             continue
-        ga, gb = label(ra), label(rb)
         if ga == gb:
             continue
         out.append((ga, gb, v.winner, v.task_id, v.rater_kind.value))
@@ -54,14 +53,13 @@ def _elo_votes(data: ReportData, by: Sequence[str]) -> list[tuple[PreferenceVote
     every figure of the section is about the same votes (and says how many).
     """
     out = []
-    label = group_labeller(by)
+    labels = data.group_labels(by)
     for v in data.votes:
         if v.rater_kind != JudgeKind.HUMAN or v.winner is None:
             continue
-        ra, rb = data.runs.get(v.run_a), data.runs.get(v.run_b)
-        if ra is None or rb is None:
+        ga, gb = labels.get(v.run_a), labels.get(v.run_b)
+        if ga is None or gb is None:
             continue
-        ga, gb = label(ra), label(rb)
         if ga != gb:
             out.append((v, ga, gb))
     return out

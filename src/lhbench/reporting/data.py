@@ -10,11 +10,12 @@ rubric v1.0 excluded: the rubric changed since"). ``include_stale`` keeps everyt
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cached_property
+from operator import attrgetter
 from typing import Protocol, TypeVar
 
 import numpy as np
@@ -113,14 +114,18 @@ def outcome_labels(labels: Iterable[L]) -> dict[str, L]:
     The one precedence rule (report, web, Inspect export, AJ scores): only decided labels
     count, and figma-deploy (the app runs) is never the run's outcome.
     """
-    decided = [
-        lab
-        for lab in labels
-        if lab.passed is not None and not lab.source.startswith("figma-deploy:")
-    ]
+    # a stable sort on (not verify, source), done per distinct source (a few in 100,000
+    # labels): each source's labels in input order, the sources in the key's order
+    by_source: dict[str, list[L]] = {}
+    for lab in labels:
+        if lab.passed is not None:
+            by_source.setdefault(lab.source, []).append(lab)
     best: dict[str, L] = {}
-    for lab in sorted(decided, key=lambda x: (not x.source.startswith("verify"), x.source)):
-        best.setdefault(lab.run_id, lab)
+    for source in sorted(by_source, key=lambda s: (not s.startswith("verify"), s)):
+        if source.startswith("figma-deploy:"):
+            continue
+        for lab in by_source[source]:
+            best.setdefault(lab.run_id, lab)
     return best
 
 
@@ -164,12 +169,32 @@ def group_label(run: AnyRun, by: Sequence[str]) -> str:
     return " / ".join(parts)
 
 
+# the run fields :func:`group_key` reads by name (``pack``/``task`` read ``pack_id``/``task_id``)
+_RUN_FIELDS = {
+    **{k: k for k in ("harness", "model", "harness_version", "pack_id", "task_id", "status")},
+    "pack": "pack_id",
+    "task": "task_id",
+}
+
+
+def _group_identity(by: Sequence[str]) -> Callable[[AnyRun], Hashable]:
+    """What tells a run's group apart under ``by``: the raw values :func:`group_key` reads.
+
+    Equal identities give equal labels, so a labeller formats each distinct one once; read
+    with one ``attrgetter`` when ``by`` names only run fields (the usual harness, model).
+    """
+    if all(k in _RUN_FIELDS for k in by):
+        return attrgetter(*(_RUN_FIELDS[k] for k in by)) if by else lambda run: ()
+    return lambda run: tuple(group_key(run, k) for k in by)
+
+
 def group_labeller(by: Sequence[str]) -> Callable[[AnyRun], str]:
     """:func:`group_label` over many runs, made once per distinct group (a few in 100,000)."""
-    labels: dict[tuple[str | None, ...], str] = {}
+    labels: dict[Hashable, str] = {}
+    identity = _group_identity(by)
 
     def label(run: AnyRun) -> str:
-        key = tuple(group_key(run, k) for k in by)
+        key = identity(run)
         found = labels.get(key)
         if found is None:
             found = labels[key] = group_label(run, by)
@@ -821,7 +846,8 @@ class ReportData:
         """Run id -> :func:`group_label`, computed once per grouping (every section asks)."""
         key = tuple(by)
         if key not in self._group_labels:
-            self._group_labels[key] = {r.id: group_label(r, by) for r in self.runs.values()}
+            label = group_labeller(by)
+            self._group_labels[key] = {r.id: label(r) for r in self.runs.values()}
         return self._group_labels[key]
 
     @cached_property
@@ -856,10 +882,14 @@ class ReportData:
     def _label_index(self) -> dict[str, AnyLabel]:
         return outcome_labels(self.labels)
 
+    @cached_property
+    def outcomes(self) -> dict[str, bool | None]:
+        """Run id -> :meth:`label_of`, for the runs a label decided (one lookup per run)."""
+        return {run_id: lab.passed for run_id, lab in self._label_index.items()}
+
     def label_of(self, run_id: str) -> bool | None:
         """The run's ground-truth outcome: a verify-script label wins over other checks."""
-        lab = self._label_index.get(run_id)
-        return None if lab is None else lab.passed
+        return self.outcomes.get(run_id)
 
     @cached_property
     def undecided_labels(self) -> dict[str, int]:

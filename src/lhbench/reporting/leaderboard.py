@@ -175,8 +175,17 @@ def leaderboard_row(
     many judges graded the tier: a run scored by fewer has an incomplete panel.
     """
     vals = [s.mean for s in scores]
-    judges = sorted({j for s in scores for j in s.judge_scores})
-    dims = sorted({d for s in scores for d in s.dimension_means})
+    # one pass gathers each judge's and dimension's values, in run order (as np.mean reads)
+    by_judge: dict[str, list[float]] = defaultdict(list)
+    by_dim: dict[str, list[float]] = defaultdict(list)
+    incomplete = 0
+    for s in scores:
+        for j, v in s.judge_scores.items():
+            by_judge[j].append(v)
+        for d, v in s.dimension_means.items():
+            by_dim[d].append(v)
+        if len(s.judge_scores) < panel:
+            incomplete += 1
     mean = float(np.mean(vals))
     lo, hi = bootstrap_ci(vals, clusters=list(clusters), n_resamples=n_resamples, seed=seed)
     return LeaderboardRow(
@@ -186,15 +195,10 @@ def leaderboard_row(
         ci=(min(lo, mean), max(hi, mean)),
         n=len(vals),
         tasks=len(set(clusters)),
-        judge_means={
-            j: _mean_of([s.judge_scores[j] for s in scores if j in s.judge_scores]) for j in judges
-        },
-        dimension_means={
-            d: _mean_of([s.dimension_means[d] for s in scores if d in s.dimension_means])
-            for d in dims
-        },
+        judge_means={j: _mean_of(by_judge[j]) for j in sorted(by_judge)},
+        dimension_means={d: _mean_of(by_dim[d]) for d in sorted(by_dim)},
         variance=float(np.mean([s.variance for s in scores])),
-        incomplete=sum(1 for s in scores if len(s.judge_scores) < panel),
+        incomplete=incomplete,
         panel=panel,
     )
 
@@ -214,22 +218,29 @@ def leaderboard_rows(
     # the tier's panel: every judge that graded it; a run scored by fewer (a judge's grade
     # failed or is missing) has an incomplete panel, its score a mean over fewer judges
     panel = {graded.judges[int(j)].key for j in np.unique(graded.judge)}
-    groups: dict[str, list[str]] = defaultdict(list)
+    # per group, its runs' scores and (pack, task) clusters, gathered in run-id order
+    groups: dict[str, tuple[list[RunTierScore], list[tuple[str, str]]]] = {}
     labels = data.group_labels(by)
+    runs = data.runs
     for run_id in sorted(scores):
-        run = data.runs.get(run_id)
+        run = runs.get(run_id)
         if run is not None and (pack_id is None or run.pack_id == pack_id):
-            groups[labels[run_id]].append(run_id)
+            label = labels[run_id]
+            group = groups.get(label)
+            if group is None:
+                group = groups[label] = ([], [])
+            group[0].append(scores[run_id])
+            group[1].append((run.pack_id, run.task_id))
     rows = [
         leaderboard_row(
             label,
-            [scores[r] for r in run_ids],
-            [(data.runs[r].pack_id, data.runs[r].task_id) for r in run_ids],
+            group_scores,
+            clusters,
             panel=len(panel),
             n_resamples=n_resamples,
             seed=seed,
         )
-        for label, run_ids in groups.items()
+        for label, (group_scores, clusters) in groups.items()
     ]
     rows.sort(key=lambda r: (-r.mean, r.group))
     return rows
@@ -251,10 +262,11 @@ def pass_rate_rows(
     groups: dict[str, list[bool | None]] = defaultdict(list)
     checked = {lab.run_id for lab in data.labels}
     labels = data.group_labels(by)
+    outcomes = data.outcomes
     for run in data.runs.values():
         if pack_id is not None and run.pack_id != pack_id:
             continue
-        label = data.label_of(run.id)
+        label = outcomes.get(run.id)
         if label is None and run.id not in checked:
             continue
         groups[labels[run.id]].append(label)
