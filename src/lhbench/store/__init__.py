@@ -1,5 +1,8 @@
 """Persistence on SQLAlchemy 2 + Alembic: SQLite by default, PostgreSQL by URL."""
 
+from typing import TYPE_CHECKING
+
+from lhbench._lazy import lazy_names
 from lhbench.store.accounts import SessionRecord, UserRecord
 from lhbench.store.aggregates import (
     CellKey,
@@ -22,7 +25,6 @@ from lhbench.store.annotations import AnnotationVersion, StaleVersionError
 from lhbench.store.arena import OUTCOMES, ComparisonRecord
 from lhbench.store.base import ResultState
 from lhbench.store.db import current_revision, head_revision, make_engine, upgrade
-from lhbench.store.grade_columns import GradeColumns
 from lhbench.store.judgements import PanelGradeRow, VoteColumns
 from lhbench.store.runs import GradeRunRow, RunSummary, group_key, group_runs
 from lhbench.store.store import Store
@@ -63,3 +65,9 @@ __all__ = [
     "make_engine",
     "upgrade",
 ]
+
+# numpy only where grade columns are used (importing runs reads none)
+__getattr__ = lazy_names(__name__, {"GradeColumns": "lhbench.store.grade_columns"}, globals())
+
+if TYPE_CHECKING:
+    from lhbench.store.grade_columns import GradeColumns

@@ -15,11 +15,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from enum import Enum
 from functools import lru_cache
-from typing import Any, NamedTuple, TypeVar
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
-import numpy as np
 import orjson
-from numpy.typing import NDArray
 from sqlalchemy import (
     Select,
     Text,
@@ -47,7 +45,7 @@ from lhbench.schema import (
     failure_kind_of,
 )
 from lhbench.store.base import chunks
-from lhbench.store.grade_columns import STATUSES, GradeColumns, JudgeName, ScoreFact
+from lhbench.store.grade_parts import STATUSES, JudgeName, ScoreFact
 from lhbench.store.runs import RunStore, step_counts_select
 from lhbench.store.tables import (
     AnalysisChangeRow,
@@ -60,6 +58,11 @@ from lhbench.store.tables import (
     VerdictRow,
     VoteRow,
 )
+
+if TYPE_CHECKING:  # numpy is read only where the grades are read (a light import)
+    from numpy.typing import NDArray
+
+    from lhbench.store.grade_columns import GradeColumns
 
 __all__ = [
     "CELL_ERRORS",
@@ -749,6 +752,10 @@ class AggregateStore(RunStore):
         in a small table, its scores (read as JSON text, without their documents) one of a
         panel's few distinct score lists, so a million grades cost a few arrays.
         """
+        import numpy as np
+
+        from lhbench.store.grade_columns import GradeColumns
+
         # a row's low-variety columns as one text (one string per row to fetch and look up,
         # not eight); the free-text version last, so a separator in it cannot shift a field
         sep = literal(_SEP, Text)

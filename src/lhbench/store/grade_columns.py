@@ -13,37 +13,20 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from typing import NamedTuple
 
 import numpy as np
 from numpy.typing import NDArray
 
-from lhbench.schema import GradeLike, GradeStatus, Scale
+from lhbench.schema import GradeLike, Scale
+from lhbench.store.grade_parts import (
+    OK,
+    STATUSES,
+    JudgeName,
+    ScoreFact,
+    TierTuple,
+)
 
 __all__ = ["STATUSES", "GradeColumns", "JudgeName", "ScoreFact", "TierTuple"]
-
-
-class JudgeName(NamedTuple):
-    """A judge config's hash and the name reports give it (see :class:`JudgeIdentity`)."""
-
-    key: str
-    label: str
-
-
-class ScoreFact(NamedTuple):
-    """One dimension's score of a grade (None: unscorable), without its evidence."""
-
-    dimension_id: str
-    scale: Scale
-    score: int | None
-
-
-# (rubric id, rubric version, tier, rubric content hash): a ``TierKey`` (a NamedTuple) equals it
-TierTuple = tuple[str, str, str, str]
-# a grade's status as its position here (``GradeColumns.status``)
-STATUSES: tuple[GradeStatus, ...] = tuple(GradeStatus)
-OK = STATUSES.index(GradeStatus.OK)
-PARSE_ERROR = STATUSES.index(GradeStatus.PARSE_ERROR)
 
 
 @dataclass(frozen=True, eq=False)
