@@ -246,6 +246,11 @@ class WebApp:
     def overview(self, by: tuple[str, ...] | None = None) -> Front:
         """What the overview shows: saved at this version, or from the analysis."""
         self.check_packs()
+        # one lookup of the store's version on a warm request, as before the front
+        front: Front = self.cache.get(("overview", by), lambda: self._front(by))
+        return front
+
+    def _front(self, by: tuple[str, ...] | None) -> Front:
         if by is None and (saved := self.saved_front()) is not None:
             return saved
         return self.analysis(by).front
