@@ -7,7 +7,8 @@ copy of a store that ``bench/scale.py --keep DIR`` built. First ``/`` after the 
 alternately), ``/`` once cold (the analysis updated from the change log) and ten times
 warm. Prints the first request, the cold maximum after a label and after a grade (wall and
 CPU), the warm p50/p95, the cyclic collections that ran inside warm requests (count,
-longest, total) and the process's peak RSS.
+longest, total) and the process's peak RSS. Last, a second app over the store (a restart,
+same secret): its first ``/``, answered from the front the first app saved.
 
     cp DIR/scale-10000.db /tmp/copy.db   # it writes labels
     LHBENCH_HOME=DIR/home uv run python bench/overview_warm.py sqlite:////tmp/copy.db
@@ -20,7 +21,9 @@ import gc
 import os
 import resource
 import statistics
+import tempfile
 import time
+from pathlib import Path
 from typing import Any
 
 
@@ -39,8 +42,9 @@ def main() -> None:
     from lhbench.web.app import create_app
 
     store = Store.open(args.url)  # migrated: the change log is migration 0020
+    fronts = Path(tempfile.mkdtemp(prefix="lhbench-fronts-"))
     t = time.perf_counter()
-    c = TestClient(create_app(store))
+    c = TestClient(create_app(store, secret="bench", front_dir=fronts))
     assert c.get("/").status_code == 200
     first = time.perf_counter() - t
     template = store.list_grades(run_id=args.run)[0]
@@ -92,9 +96,14 @@ def main() -> None:
             warm.append(time.perf_counter() - t)
         gc.callbacks.remove(timer)
     warm.sort()
+    t = time.perf_counter()
+    restarted = TestClient(create_app(store, secret="bench", front_dir=fronts))
+    assert restarted.get("/").status_code == 200
+    after_restart = time.perf_counter() - t
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(
-        f"first request after start {first:.1f} s; "
+        f"first request after start {first:.1f} s, after a restart (saved front) "
+        f"{1000 * after_restart:.0f} ms; "
         f"cold max after a label {1000 * max(cold['label']):.0f} ms "
         f"({1000 * max(cold_cpu['label']):.0f} ms CPU), "
         f"after a grade {1000 * max(cold['grade']):.0f} ms "

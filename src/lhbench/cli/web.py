@@ -36,7 +36,12 @@ def serve(
     say(f"lhbench web: http://{host}:{port}/ (store {where})")
     uvicorn.run(
         # the overview's summary computed while the server starts listening
-        create_app(store, secret=secret_file.read_text().strip(), warm=True),
+        create_app(
+            store,
+            secret=secret_file.read_text().strip(),
+            warm=True,
+            front_dir=settings.home / "web-overview",
+        ),
         host=host,
         port=port,
         log_level="warning",

@@ -76,8 +76,10 @@ __all__ = [
     "AgentRow",
     "Analysis",
     "Estimate",
+    "Front",
     "analyse",
     "default_group_by",
+    "pack_tasks",
     "parse_group_by",
     "rank_by_ci",
     "refresh",
@@ -125,6 +127,8 @@ class AgentRow:
     tokens_per_run: tuple[float, float] | None = None
     rank: int | None = None
     tied: bool = False
+    # how many runs ``run_ids`` holds (kept when a saved overview leaves the ids out)
+    n_runs: int = 0
 
     @property
     def scores(self) -> dict[TierKey, Estimate]:
@@ -151,6 +155,38 @@ class AgentRow:
         if tags:
             params["versions"] = tags
         return urlencode({k: v for k, v in params.items() if v})
+
+
+@dataclass
+class Front:
+    """What the overview shows of an analysis, and what a run page reads of it.
+
+    Small (a row per agent, the current rubric and judge combinations, judge names), so
+    it is saved beside the store's version (:mod:`lhbench.web.front`) and a restarted
+    server answers its first overview from it while the per-run summary is made.
+    """
+
+    by: tuple[str, ...]
+    runs: int
+    tasks: int
+    verdicts: int
+    grades_total: int
+    grades_used: int
+    votes: int
+    notes: list[str]
+    tier_keys: list[TierKey]
+    tier_runs: list[int]
+    tier_notes: list[list[str]]
+    agents: list[AgentRow]
+    current: set[tuple[str, str, str, str, str, str]]
+    judge_names: dict[str, str]
+
+    def default_tier(self) -> TierKey | None:
+        """The tier with the most scored runs (as :meth:`Analysis.default_tier`)."""
+        if not self.tier_keys:
+            return None
+        runs = dict(zip(self.tier_keys, self.tier_runs, strict=True))
+        return max(self.tier_keys, key=lambda k: runs[k])
 
 
 @dataclass
@@ -191,6 +227,26 @@ class Analysis:
     def verdict_count(self) -> int:
         """Binary verdicts on the runs."""
         return sum(len(vs) for vs in self.verdicts.values())
+
+    @cached_property
+    def front(self) -> Front:
+        """What the overview shows (made once per analysis; the rows without run ids)."""
+        return Front(
+            by=self.by,
+            runs=len(self.runs),
+            tasks=self.task_count,
+            verdicts=self.verdict_count,
+            grades_total=self.grades_total,
+            grades_used=self.grades_used,
+            votes=self.votes,
+            notes=self.excluded.notes(),
+            tier_keys=list(self.tier_keys),
+            tier_runs=[len(self.scores[k]) for k in self.tier_keys],
+            tier_notes=[list(self.tier_notes.get(k, [])) for k in self.tier_keys],
+            agents=[replace(r, run_ids=[]) for r in self.agents],
+            current=set(self.current),
+            judge_names=dict(self.judge_names),
+        )
 
     def agent(self, label: str) -> AgentRow | None:
         """The row of an agent by its label."""
@@ -275,6 +331,11 @@ def _pack_metadata(
             rubric_hashes[(pack_id, r.id)] = r.content_hash
             library.setdefault(r.id, r.content_hash)
     return rubric_hashes, library, tasks
+
+
+def pack_tasks(store: Store) -> dict[tuple[str, str], Task]:
+    """Every current pack's tasks by (pack, task)."""
+    return _pack_metadata(store)[2]
 
 
 Combo = tuple[str, str, str, str, str, str]
@@ -803,6 +864,7 @@ class _Summary:
             },
             run_ids=run_ids,
             tasks=len({(runs[r].pack_id, runs[r].task_id) for r in run_ids}),
+            n_runs=len(run_ids),
         )
         for key in sorted(self.scores):
             tier_runs = self.scores[key]
@@ -907,7 +969,7 @@ class _Summary:
         return out
 
 
-def sort_agents(analysis: Analysis, metric: str) -> tuple[list[AgentRow], str]:
+def sort_agents(analysis: Analysis | Front, metric: str) -> tuple[list[AgentRow], str]:
     """Agents ordered by ``metric``, ranked with ties from that metric's CIs.
 
     ``metric`` is ``tier:N``, ``pass``, ``elo``, ``aj``, ``cost`` or ``name``; an unknown one

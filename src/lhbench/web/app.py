@@ -41,6 +41,7 @@ def create_app(
     settings: Settings | None = None,
     login_policy: LoginPolicy | None = None,
     warm: bool = False,
+    front_dir: Path | None = None,
 ) -> FastAPI:
     """The app over an opened store.
 
@@ -53,6 +54,8 @@ def create_app(
         warm: Start summarising the store for the overview at once, on a thread (at
             1,000,000 grades the whole summary takes half a minute; the first request
             then waits only for what is left of it, and later writes update it).
+        front_dir: Where the overview's front is saved, signed with ``secret``, for the
+            next start to answer its first overview and run pages from (None: not saved).
     """
     settings = settings or load_settings()
     state = WebApp(
@@ -61,6 +64,7 @@ def create_app(
         secret=secret or secrets.token_urlsafe(32),
         panel=configured_panel(settings),
         login_policy=login_policy or LoginPolicy(),
+        front_dir=front_dir,
     )
     app = FastAPI(title="lhbench", docs_url=None, redoc_url=None, openapi_url=None)
     app.state.web = state

@@ -14,7 +14,9 @@ tool and their account.
 
 from __future__ import annotations
 
+import contextlib
 import math
+import threading
 import time
 from collections.abc import Hashable
 from dataclasses import dataclass, field
@@ -29,9 +31,11 @@ from fastapi.templating import Jinja2Templates
 
 from lhbench.config import Settings
 from lhbench.reporting import ReportData, fmt
+from lhbench.schema import Run
 from lhbench.store import Store
-from lhbench.web.analysis import Analysis, analyse, refresh
+from lhbench.web.analysis import Analysis, Front, analyse, pack_tasks, refresh
 from lhbench.web.auth import LoginPolicy, csrf_ok, hash_token
+from lhbench.web.front import RunContext, front_path, load_front, run_context, save_front
 from lhbench.web.security import same_origin_post
 from lhbench.web.views import StoreCache
 
@@ -135,7 +139,12 @@ class WebApp:
     cache: StoreCache = field(init=False)
     # packs are checked against their directories at most this often (seconds)
     pack_check_interval: float = 2.0
+    # where the overview's front is saved for the next start (None: not saved)
+    front_dir: Path | None = None
     _packs_checked: float = field(init=False, default=-math.inf)
+    _analysis_locks: dict[tuple[str, ...] | None, threading.Lock] = field(
+        init=False, default_factory=dict
+    )
 
     def __post_init__(self) -> None:
         self.templates = Jinja2Templates(directory=HERE / "templates")
@@ -189,13 +198,75 @@ class WebApp:
         refresh_packs(self.store)
 
     def analysis(self, by: tuple[str, ...] | None = None) -> Analysis:
-        """The overview figures at the store's current version."""
+        """The overview figures at the store's current version.
+
+        One summary of a grouping is made at a time: a request after a write waits for
+        one still being made (the start's, on its thread) and updates it, rather than
+        making a second one beside it.
+        """
         self.check_packs()
-        return self.cache.get(
-            ("analysis", by),
-            lambda: analyse(self.store, by=by, panel=self.panel),
-            lambda previous: refresh(self.store, previous),
+        with self._analysis_locks.setdefault(by, threading.Lock()):
+            return self.cache.get(
+                ("analysis", by),
+                lambda: self._saved(by, lambda: analyse(self.store, by=by, panel=self.panel)),
+                lambda previous: self._saved(by, lambda: refresh(self.store, previous)),
+            )
+
+    def _saved(self, by: tuple[str, ...] | None, make: Any) -> Analysis:
+        """An analysis made by ``make``, its front saved for the next start (default grouping)."""
+        if by is not None or self.front_dir is None:
+            out: Analysis = make()
+            return out
+        # read before the summary reads the store: a write during it leaves the file unused
+        version, mark = self.store.data_version(), self.store.change_mark()
+        out = make()
+        # failing, only the next start's first overview is slower
+        with contextlib.suppress(OSError):
+            save_front(
+                front_path(self.front_dir, self.store),
+                self.secret,
+                self.store,
+                out.front,
+                version=version,
+                mark=mark,
+                panel=self.panel,
+            )
+        return out
+
+    def saved_front(self) -> Front | None:
+        """The front saved for the store's current version, if there is a valid one."""
+        if self.front_dir is None:
+            return None
+        path = front_path(self.front_dir, self.store)
+        front: Front | None = self.cache.get(
+            "saved front", lambda: load_front(path, self.secret, self.store, self.panel)
         )
+        return front
+
+    def overview(self, by: tuple[str, ...] | None = None) -> Front:
+        """What the overview shows: saved at this version, or from the analysis."""
+        self.check_packs()
+        # one lookup of the store's version on a warm request, as before the front
+        front: Front = self.cache.get(("overview", by), lambda: self._front(by))
+        return front
+
+    def _front(self, by: tuple[str, ...] | None) -> Front:
+        if by is None and (saved := self.saved_front()) is not None:
+            return saved
+        return self.analysis(by).front
+
+    def run_context(self, run: Run) -> Analysis | RunContext:
+        """What a run page reads of the analysis: from the saved front while there is one.
+
+        A restarted server makes its summary on a thread; a run page asks only for its
+        run's agent and outcome and the grade policy, and need not wait for it.
+        """
+        self.check_packs()
+        saved = self.saved_front()
+        if saved is None:
+            return self.analysis()
+        tasks = self.cache.get("tasks", lambda: pack_tasks(self.store))
+        return run_context(self.store, saved, tasks, run)
 
     def report_data(self) -> ReportData:
         """Everything the report reads (current judgements), at the store's version."""

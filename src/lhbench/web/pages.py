@@ -24,7 +24,7 @@ from lhbench.reporting import (
     kappa_heatmap,
 )
 from lhbench.schema import GradeStatus, RunStatus, judge_labels
-from lhbench.web.analysis import Analysis, parse_group_by, sort_agents
+from lhbench.web.analysis import Analysis, Front, parse_group_by, sort_agents
 from lhbench.web.deps import Admin, signed_in, viewer, web
 from lhbench.web.judges_aj import aj_view
 
@@ -62,7 +62,8 @@ def overview(request: Request, by: str = "", sort: str = "") -> Response:
         if not v.is_admin:
             # an annotator's home is the arena: the overview names agents and their scores
             return RedirectResponse("/arena", status_code=303)
-    a = app.analysis(parse_group_by(by))
+    # from the front saved at this version, if any: a restart answers without the summary
+    a = app.overview(parse_group_by(by))
     rows, metric = sort_agents(a, sort)
     tiers = a.tier_keys
     domains = {
@@ -106,10 +107,10 @@ def overview(request: Request, by: str = "", sort: str = "") -> Response:
         chart=chart,
         by=",".join(a.by),
         by_param=by,
-        n_tasks=a.task_count,
-        n_verdicts=a.verdict_count,
-        notes=a.excluded.notes(),
-        tier_notes=[(k, a.tier_notes.get(k, [])) for k in tiers],
+        n_tasks=a.tasks,
+        n_verdicts=a.verdicts,
+        notes=a.notes,
+        tier_notes=list(zip(tiers, a.tier_notes, strict=True)),
         has_noise=any(r.noise is not None for r in rows),
         has_aj=any(r.aj for r in rows),
         has_elo=any(r.elo for r in rows),
@@ -118,7 +119,7 @@ def overview(request: Request, by: str = "", sort: str = "") -> Response:
     )
 
 
-def _metric_estimate(a: Analysis, row: Any, metric: str) -> Any:
+def _metric_estimate(a: Front, row: Any, metric: str) -> Any:
     if metric.startswith("tier:"):
         i = int(metric[5:])
         return row.scores.get(a.tier_keys[i]) if i < len(a.tier_keys) else None

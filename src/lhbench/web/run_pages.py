@@ -21,6 +21,7 @@ from lhbench.schema import Artifact, Grade, GradeStatus, Run, RunStatus
 from lhbench.stats import error_events
 from lhbench.web.analysis import Analysis
 from lhbench.web.deps import Admin, web
+from lhbench.web.front import RunContext
 from lhbench.web.render import final_answer, fold_transcript, markdown, render_artifact
 from lhbench.web.security import FILE_CSP, INLINE_MEDIA, content_disposition
 
@@ -41,7 +42,9 @@ def _open_run(request: Request, run_id: str) -> Run:
     return run
 
 
-def _grade_tables(a: Analysis, pack_id: str, grades: list[Grade]) -> list[dict[str, Any]]:
+def _grade_tables(
+    a: Analysis | RunContext, pack_id: str, grades: list[Grade]
+) -> list[dict[str, Any]]:
     """Per rubric tier: dimensions × judges with evidence, the panel mean and variance."""
     tables: dict[TierKey, dict[str, Any]] = {}
     for g in grades:
@@ -105,7 +108,7 @@ def run_page(request: Request, v: Admin, run_id: str, all: bool = False) -> Resp
     """A run: transcript, artifacts, checks, grades side by side, verdicts, cost."""
     app = web(request)
     run = _open_run(request, run_id)
-    a = app.analysis()
+    a = app.run_context(run)
     traj = app.store.get_trajectory(run_id)
     events = error_events(traj)
     blocks = fold_transcript(traj, events, render=None if all else MAX_BLOCKS)

@@ -1,0 +1,276 @@
+"""The overview's front, saved beside the store's version, and run pages answered from it.
+
+At 100,000 runs the overview's whole summary takes 10 s or more to make, and a restarted
+server used to make it before its first answer. What the overview *shows* is small (a
+row per agent, counts, notes) and so is what a run page reads of it (the current rubric
+and judge combinations, judge names, the grouping): :class:`~lhbench.web.analysis.Front`.
+It is saved as JSON in a file, tagged with the store's ``data_version`` and change-log
+mark read *before* the summary read the store, and signed with the app's secret. A
+restarted server answers from it only while the store is still at that version and mark
+and the signature holds; anything else (a write, a re-registered pack, another judge
+panel or lhbench version, an edited or foreign file) and the file is ignored. No pickle
+is read: JSON, checked before it is parsed, into plain numbers and strings.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import os
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from lhbench import __version__
+from lhbench.judges import TierKey
+from lhbench.reporting import (
+    LeaderboardRow,
+    PassRateRow,
+    group_label,
+    label_is_stale,
+    label_outcomes,
+)
+from lhbench.schema import FailureKind, Grade, Run, Task
+from lhbench.store import Store
+from lhbench.web.analysis import AgentRow, Estimate, Front
+
+__all__ = ["FORMAT", "RunContext", "front_path", "load_front", "run_context", "save_front"]
+
+# bumped whenever what a front holds, or how it is computed, changes
+FORMAT = 1
+# a saved front is a few kB per agent: anything far larger is not ours
+MAX_BYTES = 8 * 1024 * 1024
+
+Combo = tuple[str, str, str, str, str, str]
+
+
+def _key(secret: str) -> bytes:
+    return hashlib.sha256(b"lhbench overview front\0" + secret.encode()).digest()
+
+
+def _where(store: Store) -> str:
+    return store.engine.url.render_as_string(hide_password=True)
+
+
+def front_path(directory: Path, store: Store) -> Path:
+    """The file a store's front is saved in (one per store URL)."""
+    name = hashlib.sha256(_where(store).encode()).hexdigest()[:24]
+    return directory / f"overview-{name}.json"
+
+
+def _est(e: Estimate | None) -> list[Any] | None:
+    return None if e is None else [e.value, e.lo, e.hi, e.n, e.k]
+
+
+def _est_of(v: list[Any] | None) -> Estimate | None:
+    return None if v is None else Estimate(v[0], v[1], v[2], v[3], v[4])
+
+
+def _row(r: AgentRow) -> dict[str, Any]:
+    return {
+        "label": r.label,
+        "harness": r.harness,
+        "model": r.model,
+        "versions": r.versions,
+        "tasks": r.tasks,
+        "n_runs": r.n_runs,
+        "leaderboard": [
+            [list(k), {**vars(lb), "ci": list(lb.ci)}] for k, lb in r.leaderboard.items()
+        ],
+        "passes": None if r.passes is None else {**vars(r.passes), "ci": list(r.passes.ci)},
+        "elo": _est(r.elo),
+        "aj": _est(r.aj),
+        "noise": r.noise,
+        "noise_cells": r.noise_cells,
+        "cost_total": r.cost_total,
+        "cost_per_run": r.cost_per_run,
+        "tokens_per_run": None if r.tokens_per_run is None else list(r.tokens_per_run),
+    }
+
+
+def _row_of(d: dict[str, Any]) -> AgentRow:
+    leaderboard = {
+        TierKey(*k): LeaderboardRow(**{**lb, "ci": tuple(lb["ci"])}) for k, lb in d["leaderboard"]
+    }
+    passes = d["passes"]
+    tokens = d["tokens_per_run"]
+    return AgentRow(
+        label=d["label"],
+        harness=d["harness"],
+        model=d["model"],
+        versions=dict(d["versions"]),
+        run_ids=[],
+        tasks=d["tasks"],
+        n_runs=d["n_runs"],
+        leaderboard=leaderboard,
+        passes=None if passes is None else PassRateRow(**{**passes, "ci": tuple(passes["ci"])}),
+        elo=_est_of(d["elo"]),
+        aj=_est_of(d["aj"]),
+        noise=d["noise"],
+        noise_cells=d["noise_cells"],
+        cost_total=d["cost_total"],
+        cost_per_run=d["cost_per_run"],
+        tokens_per_run=None if tokens is None else (tokens[0], tokens[1]),
+    )
+
+
+def _body(front: Front) -> dict[str, Any]:
+    return {
+        "by": list(front.by),
+        "runs": front.runs,
+        "tasks": front.tasks,
+        "verdicts": front.verdicts,
+        "grades_total": front.grades_total,
+        "grades_used": front.grades_used,
+        "votes": front.votes,
+        "notes": front.notes,
+        "tier_keys": [list(k) for k in front.tier_keys],
+        "tier_runs": front.tier_runs,
+        "tier_notes": front.tier_notes,
+        "agents": [_row(r) for r in front.agents],
+        "current": sorted(list(c) for c in front.current),
+        "judge_names": front.judge_names,
+    }
+
+
+def _front_of(d: dict[str, Any]) -> Front:
+    return Front(
+        by=tuple(d["by"]),
+        runs=d["runs"],
+        tasks=d["tasks"],
+        verdicts=d["verdicts"],
+        grades_total=d["grades_total"],
+        grades_used=d["grades_used"],
+        votes=d["votes"],
+        notes=list(d["notes"]),
+        tier_keys=[TierKey(*k) for k in d["tier_keys"]],
+        tier_runs=list(d["tier_runs"]),
+        tier_notes=[list(n) for n in d["tier_notes"]],
+        agents=[_row_of(r) for r in d["agents"]],
+        current={(c[0], c[1], c[2], c[3], c[4], c[5]) for c in d["current"]},
+        judge_names=dict(d["judge_names"]),
+    )
+
+
+def _tag(store: Store, version: int, mark: int, panel: set[str] | None) -> dict[str, Any]:
+    """What a front is valid for: this store, at this version and mark, this code."""
+    return {
+        "format": FORMAT,
+        "lhbench": __version__,
+        "store": _where(store),
+        "version": version,
+        "mark": mark,
+        "panel": None if panel is None else sorted(panel),
+    }
+
+
+def save_front(
+    path: Path,
+    secret: str,
+    store: Store,
+    front: Front,
+    *,
+    version: int,
+    mark: int,
+    panel: set[str] | None,
+) -> None:
+    """Write ``front``, read from the store at ``version`` and ``mark``, signed, atomically.
+
+    ``version`` and ``mark`` must be read before the summary read the store: a write
+    during it then moves the store past them, and the file is never used.
+    """
+    text = json.dumps({"tag": _tag(store, version, mark, panel), "front": _body(front)})
+    sig = hmac.new(_key(secret), text.encode(), hashlib.sha256).hexdigest()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".overview-", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(sig + "\n" + text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def load_front(path: Path, secret: str, store: Store, panel: set[str] | None) -> Front | None:
+    """The front saved at ``path`` if it is ours and the store is still where it was read.
+
+    None when the file is missing, too large, not signed with ``secret``, made by other
+    code or for another store or panel, or when the store's version or change-log mark
+    moved since (checked after the signature, before anything is trusted).
+    """
+    try:
+        if path.stat().st_size > MAX_BYTES:
+            return None
+        raw = path.read_bytes()
+    except OSError:
+        return None
+    sig, _, text = raw.partition(b"\n")
+    good = hmac.new(_key(secret), text, hashlib.sha256).hexdigest().encode()
+    if not hmac.compare_digest(sig, good):
+        return None
+    try:
+        doc = json.loads(text)
+        tag = doc["tag"]
+        want = _tag(store, store.data_version(), store.change_mark(), panel)
+        if tag != want:
+            return None
+        return _front_of(doc["front"])
+    except (ValueError, KeyError, TypeError, IndexError):
+        return None
+
+
+@dataclass
+class RunContext:
+    """What a run page reads of an analysis, for one run, without the per-run summary.
+
+    The same answers as :class:`~lhbench.web.analysis.Analysis` gives for that run:
+    ``agent_of``, ``labels`` and ``tasks`` are looked up with ``.get``.
+    """
+
+    current: set[Combo]
+    judge_names: dict[str, str]
+    tasks: Mapping[tuple[str, str], Task]
+    agent_of: dict[str, str]
+    labels: dict[str, bool | None]
+
+    def is_current(self, pack_id: str, grade: Grade) -> bool:
+        """Whether a stored grade of a run of ``pack_id`` counts (current rubric and judge)."""
+        return (
+            pack_id,
+            grade.rubric_id,
+            grade.rubric_version,
+            grade.rubric_hash,
+            grade.tier.value,
+            grade.judge.key,
+        ) in self.current
+
+
+def run_context(
+    store: Store, front: Front, tasks: Mapping[tuple[str, str], Task], run: Run
+) -> RunContext:
+    """A run's agent, check outcome and the grade policy, as the full analysis has them.
+
+    A run that failed for infrastructure is in no figure: no agent, no outcome. Its
+    other labels count as :meth:`lhbench.web.analysis._Summary._set_labels` counts them:
+    those of a script or check made on another content of the task are stale.
+    """
+    if run.failure_kind == FailureKind.INFRASTRUCTURE:
+        return RunContext(front.current, front.judge_names, tasks, {}, {})
+    task = tasks.get((run.pack_id, run.task_id))
+    now = task.content_hash if task is not None else None
+    counted = [
+        lab
+        for lab in store.label_facts([run.id])
+        if not label_is_stale(lab.source, lab.check_hash, now)
+    ]
+    return RunContext(
+        front.current,
+        front.judge_names,
+        tasks,
+        {run.id: group_label(run, front.by)},
+        label_outcomes(counted),
+    )
