@@ -56,6 +56,7 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import common
 import httpx
@@ -855,6 +856,49 @@ class Result:
     figures: list[Figure] = field(default_factory=list)
 
 
+def stored_stub_ports(url: str) -> set[int]:
+    """The ports of the stub the store's panel grades were made with (their judges' endpoint).
+
+    For a store whose marker predates ``stub_port``: read from the grades' judge identities,
+    without migrating the store (one grade document per judge).
+    """
+    from lhbench.store import Store
+
+    with Store.open(url, migrate=False) as store:
+        identities = store.judge_identities().values()
+    return {
+        port
+        for ident in identities
+        if ident.model in JUDGES and ident.endpoint
+        for port in [urlsplit(ident.endpoint).port]
+        if port is not None
+    }
+
+
+def check_stub_port(url: str, built_with: int | None, port: int) -> None:
+    """Refuse to reuse a store with a stub on another port than the one it was built with.
+
+    The endpoint is part of a judge's identity: on another port every stored grade is
+    another judge's, and the grade job would grade the whole store again (and write it).
+    """
+    ports = {built_with} if built_with is not None else stored_stub_ports(url)
+    if not ports:
+        print(f"scale: cannot tell the stub port {url} was built with; using {port}", flush=True)
+        return
+    if ports != {port}:
+        was = ", ".join(str(p) for p in sorted(ports))
+        how = (
+            f"pass --stub-port {was}"
+            if len(ports) == 1
+            else "its grades were made on several ports: build it again (without --reuse)"
+        )
+        raise SystemExit(
+            f"scale: --reuse of {url}: it was built with the model stub on port {was}, "
+            f"not {port} (the port is part of every stored grade's judge identity, so the "
+            f"grade job would grade the whole store again); {how}"
+        )
+
+
 def one(
     backend: str,
     url: str,
@@ -867,7 +911,9 @@ def one(
 ) -> Result:
     marker = work / f"built-{backend}-{n}.json"
     if reuse and marker.exists():
-        built = Built(**json.loads(marker.read_text())["built"])
+        held = json.loads(marker.read_text())
+        built = Built(**held["built"])
+        check_stub_port(url, held.get("stub_port"), stub.port)
         print(f"\n== {backend}, {n:,} runs: reusing the store built before", flush=True)
     else:
         for old in work.glob(f"built-{backend}-*.json" if backend != "sqlite" else marker.name):
@@ -875,7 +921,8 @@ def one(
         reset(url)
         print(f"\n== {backend}, {n:,} runs: building (load {load1():.2f}) …", flush=True)
         built = build(url, n, packs, stub.base_url)
-        marker.write_text(json.dumps({"n": n, "built": asdict(built)}))
+        # the stub's port is part of every stored grade's judge identity (its endpoint)
+        marker.write_text(json.dumps({"n": n, "stub_port": stub.port, "built": asdict(built)}))
     print(
         f"built {built.runs:,} runs, {built.grades:,} grades, {built.steps:,} steps, "
         f"{built.labels:,} labels, {built.votes:,} votes, {built.verdicts:,} verdicts "

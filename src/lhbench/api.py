@@ -386,6 +386,7 @@ async def grade_async(o: GradeOptions, store: Store, settings: Settings) -> Grad
     from lhbench.judges import PairwiseJudge, RubricJudge
     from lhbench.models import ModelPool
     from lhbench.packs import bundled_pack_dirs, load_pack
+    from lhbench.store import complete_runs
 
     specs = panel_specs(o.panel, settings)
     loaded = pack_for_id(store, settings, o.pack)
@@ -458,7 +459,7 @@ async def grade_async(o: GradeOptions, store: Store, settings: Settings) -> Grad
             if lean:  # the runs with every grade stored ok are counted, not built
                 ids_in = {r.id for r in runs}
                 rows = _panel_rows(store, rub, tier_obj, rjudges, o.repeats, pack_id)
-                complete = ids_in & _complete_runs(rows, len(_judge_keys(rjudges)) * o.repeats)
+                complete = ids_in & complete_runs(rows, len(_judge_keys(rjudges)) * o.repeats)
                 models = store.pack_runs_in(pack_id, ids_in - complete)
             job = GradeJob(
                 store,
@@ -523,19 +524,6 @@ def _panel_rows(
         repeats=repeats,
         pack_id=pack_id,
     )
-
-
-def _complete_runs(rows: Sequence[PanelGradeRow], per_run: int) -> set[str]:
-    """Runs with ``per_run`` grades stored ok, none retryable: nothing to plan for them.
-
-    As :meth:`Store.grade_complete_runs` counts them, from rows already read (the rows
-    hold only the panel's judges and repeats, each (run, judge, repeat) once).
-    """
-    counts: dict[str, int] = {}
-    for r in rows:
-        if r.status == "ok" and not r.retryable:
-            counts[r.run_id] = counts.get(r.run_id, 0) + 1
-    return {run for run, n in counts.items() if n == per_run}
 
 
 def _run_fact(run: Run) -> GradeRunRow:

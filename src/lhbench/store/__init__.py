@@ -25,7 +25,8 @@ from lhbench.store.annotations import AnnotationVersion, StaleVersionError
 from lhbench.store.arena import OUTCOMES, ComparisonRecord
 from lhbench.store.base import ResultState
 from lhbench.store.db import current_revision, head_revision, make_engine, upgrade
-from lhbench.store.judgements import PanelGradeRow, VoteColumns
+from lhbench.store.grade_parts import GradeScoresError
+from lhbench.store.judgements import PanelGradeRow, VoteColumns, complete_runs
 from lhbench.store.runs import GradeRunRow, RunSummary, group_key, group_runs
 from lhbench.store.store import Store
 
@@ -38,6 +39,7 @@ __all__ = [
     "GradeColumns",
     "GradeCombo",
     "GradeRunRow",
+    "GradeScoresError",
     "GradeSummary",
     "JudgeFact",
     "JudgeName",
@@ -58,6 +60,7 @@ __all__ = [
     "VerdictDetail",
     "VerdictFact",
     "VoteColumns",
+    "complete_runs",
     "current_revision",
     "group_key",
     "group_runs",

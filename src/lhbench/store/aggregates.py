@@ -40,12 +40,17 @@ from lhbench.schema import (
     JudgeIdentity,
     JudgeKind,
     RunStatus,
-    Scale,
     StepKind,
     failure_kind_of,
 )
 from lhbench.store.base import chunks
-from lhbench.store.grade_parts import STATUSES, JudgeName, ScoreFact
+from lhbench.store.grade_parts import (
+    STATUSES,
+    GradeScoresError,
+    JudgeName,
+    ScoreFact,
+    score_facts,
+)
 from lhbench.store.runs import RunStore, step_counts_select
 from lhbench.store.tables import (
     AnalysisChangeRow,
@@ -799,7 +804,7 @@ class AggregateStore(RunStore):
             for text in set(cols[3]):
                 listed = texts.get(text or "[]")
                 if listed is None:
-                    decoded = tuple(map(_score_fact, orjson.loads(text or "[]")))
+                    decoded = self._score_facts(text or "[]")
                     listed = lists.setdefault(decoded, len(lists))
                     if len(texts) >= 10_000:
                         texts.clear()
@@ -886,6 +891,41 @@ class AggregateStore(RunStore):
             for row in self._raw_rows(stmt)
             if row[0] in wanted
         }
+
+    def _score_facts(self, text: str) -> tuple[ScoreFact, ...]:
+        """:func:`score_facts` of a grade's stored scores; if unreadable, the grade named.
+
+        The columns are decoded once per distinct text, not per row: only when one is
+        malformed is the store asked which grade holds it (its oldest).
+        """
+        try:
+            return score_facts(text)
+        except GradeScoresError as e:
+            stored = func.coalesce(GradeRow.dim_scores, cast(GradeRow.document["scores"], Text))
+            stmt = (
+                select(
+                    GradeRow.id,
+                    GradeRow.run_id,
+                    GradeRow.judge_model,
+                    GradeRow.judge_key,
+                    GradeRow.dim_scores.is_(None),
+                )
+                .where(stored == text)
+                .order_by(GradeRow.created_at, GradeRow.id)
+                .limit(1)
+            )
+            with self.engine.connect() as conn:
+                row = conn.execute(stmt).first()
+            if row is None:
+                raise
+            grade_id, run_id, model, key, from_document = row
+            raise GradeScoresError(
+                e.problem,
+                grade_id=grade_id,
+                run_id=run_id,
+                judge=f"{model} [{key}]",
+                column="document.scores" if from_document else "dim_scores",
+            ) from None
 
 
 @dataclass(frozen=True, slots=True)
@@ -976,14 +1016,6 @@ class ReportRun:
 
 # between the columns of a grade's pattern text (:meth:`AggregateStore.grade_columns`)
 _SEP = "\x1f"
-
-
-def _score_fact(item: Any) -> ScoreFact:
-    """One dimension score from ``grades.dim_scores`` (``[id, scale, score]``) or a document."""
-    if isinstance(item, list):
-        dimension_id, scale, score = item
-        return ScoreFact(dimension_id, _enum(Scale, scale), score)
-    return ScoreFact(item["dimension_id"], _enum(Scale, item["scale"]), item.get("score"))
 
 
 @lru_cache(maxsize=4096)

@@ -103,6 +103,22 @@ class PanelGradeRow(NamedTuple):
     retryable: bool = False
 
 
+def complete_runs(rows: Iterable[PanelGradeRow], per_run: int) -> set[str]:
+    """Runs with ``per_run`` grades stored ok, none retryable: nothing to plan for them.
+
+    The rule of :meth:`JudgementStore.grade_complete_runs`, on a panel's rows already read
+    (:meth:`JudgementStore.panel_grade_rows`: only the panel's judges and repeats, each
+    (run, judge, repeat) once, as the grade's key is unique). Two forms of one rule, kept
+    side by side: with the rows in hand (``lhbench judge`` reads them for its figures) a
+    count here costs a tenth of the GROUP BY; without them, reading them costs twice it.
+    """
+    counts: dict[str, int] = {}
+    for r in rows:
+        if r.status == "ok" and not r.retryable:
+            counts[r.run_id] = counts.get(r.run_id, 0) + 1
+    return {run for run, n in counts.items() if n == per_run}
+
+
 # what a grade spent, read from its document
 _SPENT_PATHS = ("usage.input_tokens", "usage.output_tokens", "cost_usd")
 
@@ -606,7 +622,7 @@ class JudgementStore(StoreBase):
         What a grade job need not plan, from one GROUP BY: a grade's key is derived from
         these columns (``grade_key(run, judge, rubric content, tier, repeat)``), so a run
         counted here holds every key the job would plan for it, each stored ok; no key is
-        computed per stored grade.
+        computed per stored grade. :func:`complete_runs` is the same rule on rows in hand.
         """
         judges = list(dict.fromkeys(judge_keys))
         if not judges or repeats < 1:

@@ -1,0 +1,106 @@
+"""bench/scale.py ``--reuse``: never with the model stub on another port than the build's.
+
+The stub's endpoint is part of every stored grade's judge identity. Reusing a store with
+the stub elsewhere made each stored grade another judge's, and the grade job graded the
+whole store again into it. The build records its port in the ``built-*.json`` marker; a
+store whose marker predates that is read for its judges' endpoint.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+from sqlalchemy import func, select
+
+from lhbench.store import Store
+from lhbench.store.tables import GradeRow
+from lhbench.testing import ModelStub, auto_script
+
+BENCH = Path(__file__).resolve().parents[2] / "bench"
+N = 10
+
+
+@pytest.fixture(scope="module")
+def scale() -> Iterator[ModuleType]:
+    """bench/scale.py as a module (its ``common`` pins thread counts: undone afterwards)."""
+    env = dict(os.environ)
+    sys.path.insert(0, str(BENCH))
+    try:
+        yield importlib.import_module("scale")
+    finally:
+        sys.path.remove(str(BENCH))
+        os.environ.clear()
+        os.environ.update(env)
+
+
+def _grades(url: str) -> int:
+    with Store.open(url, migrate=False) as s, s.engine.connect() as conn:
+        return int(conn.execute(select(func.count()).select_from(GradeRow)).scalar_one())
+
+
+def test_reuse_with_another_stub_port_is_refused_before_the_grade_job(
+    scale: ModuleType, tmp_path: Path
+) -> None:
+    work = tmp_path / "work"
+    (work / "home").mkdir(parents=True)
+    packs = scale.write_packs(work / "packs")
+    url = f"sqlite:///{work / f'scale-{N}.db'}"
+    with ModelStub(auto_script()) as built_with:
+        res = scale.one("sqlite", url, N, work, packs, built_with, (), False)
+        port = built_with.port
+    marker = work / f"built-sqlite-{N}.json"
+    held = json.loads(marker.read_text())
+    assert held["stub_port"] == port
+    stored = _grades(url)
+    assert stored == res.built.grades > 0
+
+    with ModelStub(auto_script()) as other:
+        assert other.port != port
+        with pytest.raises(SystemExit) as refused:
+            scale.one("sqlite", url, N, work, packs, other, ("grade",), True)
+        assert other.requests == []
+    message = str(refused.value)
+    assert f"built with the model stub on port {port}, not {other.port}" in message
+    assert f"pass --stub-port {port}" in message
+    assert _grades(url) == stored  # nothing graded again
+
+    # a marker written before it held the port: the grades' judges' endpoint tells it
+    del held["stub_port"]
+    marker.write_text(json.dumps(held))
+    assert scale.stored_stub_ports(url) == {port}
+    with ModelStub(auto_script()) as other, pytest.raises(SystemExit) as refused:
+        scale.one("sqlite", url, N, work, packs, other, ("grade",), True)
+    assert f"port {port}, not {other.port}" in str(refused.value)
+    assert _grades(url) == stored
+
+    # the build's port is accepted, with or without the marker's record of it
+    with ModelStub(auto_script(), port=port) as same:
+        again = scale.one("sqlite", url, N, work, packs, same, (), True)
+    assert again.built == res.built
+
+
+def test_a_store_graded_on_two_ports_is_refused_whatever_the_port(
+    scale: ModuleType, tmp_path: Path
+) -> None:
+    from tests.factories import make_grade, make_run
+
+    url = f"sqlite:///{tmp_path / 'two.db'}"
+    with Store.open(url) as s:
+        s.save_run(make_run("r1"))
+        grade = make_grade("r1", scale.JUDGES[0])
+        for port in (18001, 18002):
+            judge = grade.judge.model_copy(update={"endpoint": f"http://127.0.0.1:{port}/v1"})
+            s.save_grade(
+                grade.model_copy(update={"id": f"g{port}", "key": f"k{port}", "judge": judge})
+            )
+    assert scale.stored_stub_ports(url) == {18001, 18002}
+    for port in (18001, 18002, 18003):
+        with pytest.raises(SystemExit, match="made on several ports: build it again"):
+            scale.check_stub_port(url, None, port)
