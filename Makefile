@@ -22,11 +22,12 @@ demo: setup
 	@scripts/system-deps sandbox
 	$(UV) run lhbench demo
 
-# The suite in parallel, one worker per core (pytest-xdist): most tests wait on subprocesses,
-# servers and Chromium. worksteal hands each worker a contiguous half of the suite (module
-# fixtures, a browser or a Ray cluster, start once) and moves tests to a worker that ran dry.
-# PYTEST_WORKERS=0 runs it in this process.
-PYTEST_WORKERS ?= auto
+# The suite in parallel (pytest-xdist), one worker more than the cores: most tests wait on
+# subprocesses, servers and Chromium (a quiet 2-core run with two workers kept the cores
+# busy 11 of its 26 core-minutes). worksteal hands each worker a contiguous share of the
+# suite (module fixtures, a browser or a Ray cluster, start once) and moves tests to a
+# worker that ran dry. PYTEST_WORKERS=0 runs it in this process.
+PYTEST_WORKERS ?= $(shell echo $$(( $$(nproc) + 1 )))
 
 test: setup
 	@scripts/system-deps
