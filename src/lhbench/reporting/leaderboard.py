@@ -217,7 +217,8 @@ def leaderboard_rows(
     table = data.panel_table(key)
     # the tier's panel: every judge that graded it; a run scored by fewer (a judge's grade
     # failed or is missing) has an incomplete panel, its score a mean over fewer judges
-    panel = {graded.judges[int(j)].key for j in np.unique(graded.judge)}
+    graders = np.flatnonzero(np.bincount(graded.judge, minlength=len(graded.judges)))
+    panel = {graded.judges[int(j)].key for j in graders}
     # per group, its runs' rows of the table and (pack, task) clusters, in run-id order
     groups: dict[str, tuple[list[int], list[tuple[str, str]]]] = {}
     labels = data.group_labels(by)
