@@ -11,7 +11,7 @@ import asyncio
 import math
 import statistics
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, NamedTuple
@@ -29,12 +29,14 @@ if TYPE_CHECKING:
 __all__ = [
     "JudgePanel",
     "PanelResult",
+    "PanelScoreTable",
     "RunTierScore",
     "TierKey",
     "grade_columns",
     "judge_labels",
     "noise_floor",
     "panel_score",
+    "panel_score_table",
     "panel_scores",
     "repeat_sd",
     "tier_keys",
@@ -151,19 +153,124 @@ def _distinct_rows(matrix: NDArray[np.float64]) -> tuple[NDArray[np.float64], ND
     return matrix[first], inverse.ravel()
 
 
+@dataclass(frozen=True, eq=False)
+class PanelScoreTable:
+    """A tier's panel scores as arrays, one row per run (what :class:`RunTierScore` holds).
+
+    ``judge_scores[r, j]`` is judge ``judges[j]``'s repeat-averaged score of run
+    ``run_ids[r]`` where ``has_judge[r, j]``; ``dimension_means[r, d]`` the mean over
+    judges of dimension ``dimensions[d]`` where ``has_dimension[r, d]``; ``mean`` and
+    ``variance`` the panel's (:func:`panel_score`). Judges and dimensions are sorted, as a
+    RunTierScore's dicts are. The leaderboard reads these columns; :meth:`scores` gives
+    the same figures as RunTierScores.
+    """
+
+    run_ids: Sequence[str]
+    judges: Sequence[str]
+    dimensions: Sequence[str]
+    judge_scores: NDArray[np.float64]
+    has_judge: NDArray[np.bool_]
+    dimension_means: NDArray[np.float64]
+    has_dimension: NDArray[np.bool_]
+    mean: NDArray[np.float64]
+    variance: NDArray[np.float64]
+
+    def __len__(self) -> int:
+        return len(self.run_ids)
+
+    @classmethod
+    def of(cls, scores: Sequence[RunTierScore]) -> PanelScoreTable:
+        """The table of RunTierScores, in their order (judges and dimensions sorted)."""
+        judges = sorted({j for s in scores for j in s.judge_scores})
+        dims = sorted({d for s in scores for d in s.dimension_means})
+        jcol = {j: c for c, j in enumerate(judges)}
+        dcol = {d: c for c, d in enumerate(dims)}
+        jscores = np.zeros((len(scores), len(judges)))
+        has_j = np.zeros((len(scores), len(judges)), dtype=np.bool_)
+        dmeans = np.zeros((len(scores), len(dims)))
+        has_d = np.zeros((len(scores), len(dims)), dtype=np.bool_)
+        for r, s in enumerate(scores):
+            for j, v in s.judge_scores.items():
+                jscores[r, jcol[j]] = v
+                has_j[r, jcol[j]] = True
+            for d, v in s.dimension_means.items():
+                dmeans[r, dcol[d]] = v
+                has_d[r, dcol[d]] = True
+        return cls(
+            run_ids=[s.run_id for s in scores],
+            judges=judges,
+            dimensions=dims,
+            judge_scores=jscores,
+            has_judge=has_j,
+            dimension_means=dmeans,
+            has_dimension=has_d,
+            mean=np.array([s.mean for s in scores], dtype=np.float64),
+            variance=np.array([s.variance for s in scores], dtype=np.float64),
+        )
+
+    def take(self, rows: NDArray[np.intp]) -> PanelScoreTable:
+        """The runs ``rows`` selects, in that order."""
+        return PanelScoreTable(
+            run_ids=[self.run_ids[i] for i in rows.tolist()],
+            judges=self.judges,
+            dimensions=self.dimensions,
+            judge_scores=self.judge_scores[rows],
+            has_judge=self.has_judge[rows],
+            dimension_means=self.dimension_means[rows],
+            has_dimension=self.has_dimension[rows],
+            mean=self.mean[rows],
+            variance=self.variance[rows],
+        )
+
+    def scores(self) -> dict[str, RunTierScore]:
+        """Run id -> its RunTierScore (runs with the same scores share their dicts)."""
+        made: dict[int, RunTierScore] = {}
+        out = {}
+        rows = np.concatenate(
+            [self.has_judge, self.judge_scores, self.has_dimension, self.dimension_means], axis=1
+        )
+        _, which = _distinct_rows(rows.astype(np.float64))
+        for r, w in enumerate(which.tolist()):
+            s = made.get(w)
+            if s is None:
+                jrow, drow = self.judge_scores[r].tolist(), self.dimension_means[r].tolist()
+                s = made[w] = RunTierScore(
+                    "",
+                    {j: jrow[c] for c, j in enumerate(self.judges) if self.has_judge[r, c]},
+                    {d: drow[c] for c, d in enumerate(self.dimensions) if self.has_dimension[r, c]},
+                    float(self.mean[r]),
+                    float(self.variance[r]),
+                )
+            run_id = self.run_ids[r]
+            out[run_id] = RunTierScore(
+                run_id, s.judge_scores, s.dimension_means, s.mean, s.variance
+            )
+        return out
+
+
 def panel_scores(
     grades: Iterable[GradeLike] | GradeColumns, key: TierKey
 ) -> dict[str, RunTierScore]:
     """Run id -> panel score on ``key``, from the grades that hold scores.
 
-    Grouped with numpy (one pass over the grades' columns, :func:`grade_columns`); the
-    Python arithmetic of :func:`panel_score` runs once per distinct set of judge and
-    dimension scores, which a panel's runs share.
+    Grouped with numpy (:func:`panel_score_table`); the Python arithmetic of
+    :func:`panel_score` runs once per distinct set of judge and dimension scores, which a
+    panel's runs share.
+    """
+    return panel_score_table(grades, key).scores()
+
+
+def panel_score_table(grades: Iterable[GradeLike] | GradeColumns, key: TierKey) -> PanelScoreTable:
+    """The panel scores on ``key`` as arrays (:class:`PanelScoreTable`), runs as first graded.
+
+    One pass over the grades' columns (:func:`grade_columns`) groups a judge's repeats of a
+    run; each distinct row of judge and dimension scores is scored once by
+    :func:`panel_score`, the one definition of the panel's mean and variance.
     """
     cols = grade_columns(grades).of_key(key)
     chosen = cols.take(cols.ok & ~np.isnan(cols.tier_score))
     if not len(chosen):
-        return {}
+        return PanelScoreTable.of([])
     order = _first_seen(chosen.judge)
     labels = judge_labels(chosen.judges[int(j)] for j in order)
     names = sorted(set(labels.values()))
@@ -194,22 +301,32 @@ def panel_scores(
     for c in range(len(dims)):
         table[run_of, n_judges * (1 + c) + judge_of] = dim_mean[:, c]
     distinct, which = _distinct_rows(table)
-    made: list[RunTierScore] = []
-    for row in distinct.tolist():
+    # per distinct row: the judges' scores, the dimensions' means over judges, mean, variance
+    n_distinct = len(distinct)
+    d_means = np.zeros((n_distinct, len(dims)))
+    has_d = np.zeros((n_distinct, len(dims)), dtype=np.bool_)
+    mean = np.zeros(n_distinct)
+    variance = np.zeros(n_distinct)
+    for i, row in enumerate(distinct.tolist()):
         jscores = {names[j]: v for j, v in enumerate(row[:n_judges]) if not math.isnan(v)}
-        dmeans = {}
-        for c, d in enumerate(dims):
+        for c in range(len(dims)):
             vals = [v for v in row[n_judges * (1 + c) : n_judges * (2 + c)] if not math.isnan(v)]
             if vals:
-                dmeans[d] = statistics.fmean(vals)
-        made.append(panel_score("", jscores, dmeans))
-    out = {}
-    for r, w in zip(runs.tolist(), which.tolist(), strict=True):
-        s = made[w]
-        run_id = chosen.run_ids[r]
-        # runs with the same scores share their dicts (a RunTierScore is never changed)
-        out[run_id] = RunTierScore(run_id, s.judge_scores, s.dimension_means, s.mean, s.variance)
-    return out
+                d_means[i, c], has_d[i, c] = statistics.fmean(vals), True
+        s = panel_score("", jscores)
+        mean[i], variance[i] = s.mean, s.variance
+    j_scores = distinct[:, :n_judges]
+    return PanelScoreTable(
+        run_ids=[chosen.run_ids[r] for r in runs.tolist()],
+        judges=names,
+        dimensions=dims,
+        judge_scores=np.nan_to_num(j_scores[which]),
+        has_judge=~np.isnan(j_scores)[which],
+        dimension_means=d_means[which],
+        has_dimension=has_d[which],
+        mean=mean[which],
+        variance=variance[which],
+    )
 
 
 def noise_floor(grades: Iterable[GradeLike]) -> dict[str, float]:

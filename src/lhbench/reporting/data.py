@@ -23,7 +23,7 @@ from numpy.typing import NDArray
 
 from lhbench._gc import collector_paused
 from lhbench.config import Settings
-from lhbench.judges import RunTierScore, TierKey, panel_scores
+from lhbench.judges import PanelScoreTable, RunTierScore, TierKey, panel_score_table
 from lhbench.schema import (
     ChapterGrade,
     ChapterRubricRecord,
@@ -830,13 +830,23 @@ class ReportData:
         """The current grades per rubric tier (:func:`tier_keys` order), oldest first."""
         return {TierKey(*k): c for k, c in self.grade_columns.by_key().items()}
 
+    def panel_table(self, key: TierKey) -> PanelScoreTable:
+        """One tier's panel scores as arrays (:func:`lhbench.judges.panel_score_table`), once."""
+        if key not in self._panel_tables:
+            self._panel_tables[key] = panel_score_table(
+                self.columns_by_tier.get(key, GradeColumns.empty()), key
+            )
+        return self._panel_tables[key]
+
     def panel_scores(self, key: TierKey) -> dict[str, RunTierScore]:
         """Run id -> panel score on one tier (:func:`lhbench.judges.panel_scores`), once."""
         if key not in self._panel_scores:
-            self._panel_scores[key] = panel_scores(
-                self.columns_by_tier.get(key, GradeColumns.empty()), key
-            )
+            self._panel_scores[key] = self.panel_table(key).scores()
         return self._panel_scores[key]
+
+    @cached_property
+    def _panel_tables(self) -> dict[TierKey, PanelScoreTable]:
+        return {}
 
     @cached_property
     def _panel_scores(self) -> dict[TierKey, dict[str, RunTierScore]]:

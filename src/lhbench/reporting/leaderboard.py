@@ -13,8 +13,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import NDArray
 
-from lhbench.judges import RunTierScore, TierKey
+from lhbench.judges import PanelScoreTable, RunTierScore, TierKey
 from lhbench.reporting.data import ReportData
 from lhbench.reporting.tables import Cell, Section, Table
 from lhbench.schema import MIXED_SCALE_RULE, Scale, Tier
@@ -154,13 +155,21 @@ def dimension_order(data: ReportData, key: TierKey, seen: set[str]) -> list[str]
     return sorted(seen)
 
 
-def _mean_of(values: list[float]) -> float:
-    return float(np.mean(values)) if values else math.nan
+def _column_means(
+    names: Sequence[str], values: NDArray[np.float64], present: NDArray[np.bool_]
+) -> dict[str, float]:
+    """Per name (sorted): the mean of its column's present values (none: left out)."""
+    out = {}
+    for c in sorted(range(len(names)), key=names.__getitem__):
+        here = present[:, c]
+        if here.any():
+            out[names[c]] = float(np.mean(values[here, c]))
+    return out
 
 
 def leaderboard_row(
     group: str,
-    scores: Sequence[RunTierScore],
+    scores: Sequence[RunTierScore] | PanelScoreTable,
     clusters: Sequence[tuple[str, str]],
     *,
     panel: int,
@@ -169,23 +178,14 @@ def leaderboard_row(
 ) -> LeaderboardRow:
     """One group's row on one tier, from its runs' panel scores.
 
-    The one place a leaderboard row is computed: the report feeds it panel scores from
-    grade documents, the web overview from the store's per-(run, judge) sums. ``clusters``
-    are the runs' (pack, task) pairs, the bootstrap's resampling units; ``panel`` is how
-    many judges graded the tier: a run scored by fewer has an incomplete panel.
+    The one place a leaderboard row is computed: the report feeds it its runs' rows of
+    the tier's :class:`PanelScoreTable`, the web overview panel scores from the store's
+    per-(run, judge) sums (read as the same columns). ``clusters`` are the runs' (pack,
+    task) pairs, the bootstrap's resampling units; ``panel`` is how many judges graded
+    the tier: a run scored by fewer has an incomplete panel.
     """
-    vals = [s.mean for s in scores]
-    # one pass gathers each judge's and dimension's values, in run order (as np.mean reads)
-    by_judge: dict[str, list[float]] = defaultdict(list)
-    by_dim: dict[str, list[float]] = defaultdict(list)
-    incomplete = 0
-    for s in scores:
-        for j, v in s.judge_scores.items():
-            by_judge[j].append(v)
-        for d, v in s.dimension_means.items():
-            by_dim[d].append(v)
-        if len(s.judge_scores) < panel:
-            incomplete += 1
+    table = scores if isinstance(scores, PanelScoreTable) else PanelScoreTable.of(scores)
+    vals = table.mean
     mean = float(np.mean(vals))
     lo, hi = bootstrap_ci(vals, clusters=list(clusters), n_resamples=n_resamples, seed=seed)
     return LeaderboardRow(
@@ -193,12 +193,12 @@ def leaderboard_row(
         mean=mean,
         # a percentile bound can miss the mean by a rounding error on tied data
         ci=(min(lo, mean), max(hi, mean)),
-        n=len(vals),
+        n=int(vals.size),
         tasks=len(set(clusters)),
-        judge_means={j: _mean_of(by_judge[j]) for j in sorted(by_judge)},
-        dimension_means={d: _mean_of(by_dim[d]) for d in sorted(by_dim)},
-        variance=float(np.mean([s.variance for s in scores])),
-        incomplete=incomplete,
+        judge_means=_column_means(table.judges, table.judge_scores, table.has_judge),
+        dimension_means=_column_means(table.dimensions, table.dimension_means, table.has_dimension),
+        variance=float(np.mean(table.variance)),
+        incomplete=int(np.count_nonzero(table.has_judge.sum(axis=1) < panel)),
         panel=panel,
     )
 
@@ -214,33 +214,36 @@ def leaderboard_rows(
 ) -> list[LeaderboardRow]:
     """Per-group rows, best mean first (only runs of ``pack_id`` when given)."""
     graded = data.columns_by_tier.get(key, GradeColumns.empty())
-    scores = data.panel_scores(key)
+    table = data.panel_table(key)
     # the tier's panel: every judge that graded it; a run scored by fewer (a judge's grade
     # failed or is missing) has an incomplete panel, its score a mean over fewer judges
-    panel = {graded.judges[int(j)].key for j in np.unique(graded.judge)}
-    # per group, its runs' scores and (pack, task) clusters, gathered in run-id order
-    groups: dict[str, tuple[list[RunTierScore], list[tuple[str, str]]]] = {}
+    graders = np.flatnonzero(np.bincount(graded.judge, minlength=len(graded.judges)))
+    panel = {graded.judges[int(j)].key for j in graders}
+    # per group, its runs' rows of the table and (pack, task) clusters, in run-id order
+    groups: dict[str, tuple[list[int], list[tuple[str, str]]]] = {}
     labels = data.group_labels(by)
     runs = data.runs
-    for run_id in sorted(scores):
+    run_ids = table.run_ids
+    for i in sorted(range(len(run_ids)), key=run_ids.__getitem__):
+        run_id = run_ids[i]
         run = runs.get(run_id)
         if run is not None and (pack_id is None or run.pack_id == pack_id):
             label = labels[run_id]
             group = groups.get(label)
             if group is None:
                 group = groups[label] = ([], [])
-            group[0].append(scores[run_id])
+            group[0].append(i)
             group[1].append((run.pack_id, run.task_id))
     rows = [
         leaderboard_row(
             label,
-            group_scores,
+            table.take(np.array(members, dtype=np.intp)),
             clusters,
             panel=len(panel),
             n_resamples=n_resamples,
             seed=seed,
         )
-        for label, (group_scores, clusters) in groups.items()
+        for label, (members, clusters) in groups.items()
     ]
     rows.sort(key=lambda r: (-r.mean, r.group))
     return rows

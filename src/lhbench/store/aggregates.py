@@ -10,7 +10,7 @@ page cache keyed on it is never stale, whichever process wrote.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Generator, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import Enum
@@ -19,12 +19,14 @@ from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 import orjson
 from sqlalchemy import (
+    BigInteger,
     Select,
     Text,
     and_,
     case,
     cast,
     delete,
+    extract,
     func,
     insert,
     literal,
@@ -322,7 +324,9 @@ class AggregateStore(RunStore):
             ).all()
         return [_fact(r) for r in rows], total
 
-    def _raw_batches(self, stmt: ClauseElement, size: int = 20_000) -> Iterator[Sequence[Any]]:
+    def _raw_batches(
+        self, stmt: ClauseElement, size: int = 20_000
+    ) -> Generator[Sequence[Any], None, None]:
         """:meth:`_raw_rows` a batch at a time: rows are summed as they come, never all held."""
         sql = str(stmt.compile(self.engine, compile_kwargs={"literal_binds": True}))
         with self.engine.connect() as conn:
@@ -748,7 +752,39 @@ class AggregateStore(RunStore):
                 for rid in part:
                     yield rid, by_run[rid]
 
-    def grade_columns(self, judges: Mapping[str, JudgeName]) -> GradeColumns:
+    def _ids_sort_bytewise(self) -> bool:
+        """Whether the database orders ``grades.id`` by its UTF-8 bytes (see grade_order)."""
+        if self.engine.dialect.name == "sqlite":
+            return True  # BINARY, the schema names no other collation
+        if self.engine.dialect.name != "postgresql":
+            return False
+        from lhbench.store.grade_order import is_bytewise_collation
+
+        with self.engine.connect() as conn:
+            row = conn.exec_driver_sql(
+                "SELECT c.collname, c.collprovider, c.collcollate FROM pg_attribute a"
+                " JOIN pg_collation c ON c.oid = a.attcollation"
+                " WHERE a.attrelid = to_regclass('grades') AND a.attname = 'id'"
+            ).first()
+            if row is None:
+                return False
+            if row[0] != "default":
+                return is_bytewise_collation(row[2] or row[0], row[1]) or (
+                    is_bytewise_collation(row[0], row[1])
+                )
+            provider = "c"
+            if conn.dialect.server_version_info >= (15,):  # type: ignore[operator]
+                provider = conn.exec_driver_sql(
+                    "SELECT datlocprovider FROM pg_database WHERE datname = current_database()"
+                ).scalar_one()
+            collate = conn.exec_driver_sql(
+                "SELECT datcollate FROM pg_database WHERE datname = current_database()"
+            ).scalar_one()
+        return is_bytewise_collation(str(collate), str(provider))
+
+    def grade_columns(
+        self, judges: Mapping[str, JudgeName], *, sort_in_database: bool = False
+    ) -> GradeColumns:
         """Every grade's columns and dimension scores, oldest first, as arrays.
 
         ``judges`` maps judge config hashes to their names (:meth:`judge_identities`; a
@@ -756,10 +792,20 @@ class AggregateStore(RunStore):
         low-variety columns (rubric tier, judge, status, repeat) are one pattern looked up
         in a small table, its scores (read as JSON text, without their documents) one of a
         panel's few distinct score lists, so a million grades cost a few arrays.
+
+        Oldest first is ``ORDER BY created_at, id``; the rows are read unsorted with their
+        sort keys and put in that order in numpy (:mod:`lhbench.store.grade_order`), the
+        database sorting only where numpy cannot match it (``sort_in_database``, or ids
+        under a collation other than bytewise).
         """
         import numpy as np
 
         from lhbench.store.grade_columns import GradeColumns
+        from lhbench.store.grade_order import (
+            as_bytes,
+            chronological_order,
+            sqlite_time_keys,
+        )
 
         # a row's low-variety columns as one text (one string per row to fetch and look up,
         # not eight); the free-text version last, so a separator in it cannot shift a field
@@ -774,23 +820,37 @@ class AggregateStore(RunStore):
             cast(GradeRow.repeat, Text),
         ):
             pattern_text = pattern_text + col + sep
-        stmt = select(
+        columns: list[Any] = [
             GradeRow.run_id,
             GradeRow.tier_score,
             pattern_text + GradeRow.rubric_version,
             # the compact column (a grade written before migration 0022 and not
             # backfilled, say by another tool: its document's scores)
             func.coalesce(GradeRow.dim_scores, cast(GradeRow.document["scores"], Text)),
-        ).order_by(GradeRow.created_at, GradeRow.id)
+        ]
+        sqlite = self.engine.dialect.name == "sqlite"
+        in_numpy = not sort_in_database and self._ids_sort_bytewise()
+        if in_numpy:
+            # SQLite sorts created_at as its stored text (NULL for any other type: then the
+            # database sorts); PostgreSQL as a timestamp, its microseconds since the epoch
+            created = (
+                case((func.typeof(GradeRow.created_at) == "text", GradeRow.created_at))
+                if sqlite
+                else cast(extract("epoch", GradeRow.created_at) * 1_000_000, BigInteger)
+            )
+            stmt = select(*columns, created, GradeRow.id)
+        else:
+            stmt = select(*columns).order_by(GradeRow.created_at, GradeRow.id)
         runs: dict[str, int] = {}
         patterns: dict[str, int] = {}
         # score lists as stored (``dim_scores``, no evidence): a panel repeats a few, so most
         # rows are a lookup; bounded, in case a store's lists all differ
         texts: dict[str, int] = {}
         lists: dict[tuple[ScoreFact, ...], int] = {}
-        parts: tuple[list[NDArray[Any]], ...] = ([], [], [], [])
-        run, tier_score, pattern, scores = parts
-        for batch in self._raw_batches(stmt):
+        parts: tuple[list[NDArray[Any]], ...] = ([], [], [], [], [], [])
+        run, tier_score, pattern, scores, created_at, ids = parts
+        batches = self._raw_batches(stmt)
+        for batch in batches:
             # a batch's columns, each coded by a lookup in C (map), never a Python loop per row
             cols = list(zip(*batch, strict=True))
             for r in set(cols[0]).difference(runs):
@@ -811,6 +871,27 @@ class AggregateStore(RunStore):
                     texts[text or "[]"] = listed
                 local[text] = listed
             scores.append(np.fromiter(map(local.__getitem__, cols[3]), np.int64, len(batch)))
+            if in_numpy:
+                if None in cols[4]:  # not a time numpy can order as the database does
+                    batches.close()
+                    return self.grade_columns(judges, sort_in_database=True)
+                created_at.append(
+                    as_bytes(cols[4]) if sqlite else np.array(cols[4], dtype=np.int64)
+                )
+                ids.append(as_bytes(cols[5]))
+
+        def joined(arrays: list[NDArray[Any]], dtype: Any) -> NDArray[Any]:
+            return np.concatenate(arrays) if arrays else np.zeros(0, dtype=dtype)
+
+        run_codes, pattern_codes = joined(run, np.int64), joined(pattern, np.int64)
+        score_codes, tier_scores = joined(scores, np.int64), joined(tier_score, np.float64)
+        if in_numpy and run_codes.size:
+            times = joined(created_at, np.bytes_ if sqlite else np.int64)
+            order = chronological_order(
+                sqlite_time_keys(times) if sqlite else [times], joined(ids, np.bytes_)
+            )
+            run_codes, pattern_codes = run_codes[order], pattern_codes[order]
+            score_codes, tier_scores = score_codes[order], tier_scores[order]
         keys: dict[tuple[str, str, str, str], int] = {}
         names: dict[JudgeName, int] = {}
         known = dict(judges)
@@ -828,24 +909,20 @@ class AggregateStore(RunStore):
                 retry in ("1", "true"),  # SQLite's and PostgreSQL's text of a boolean
                 int(rep or 0),
             )
-
-        def joined(arrays: list[NDArray[Any]], dtype: type) -> NDArray[Any]:
-            return np.concatenate(arrays) if arrays else np.zeros(0, dtype=dtype)
-
-        per_row = table[joined(pattern, np.int64)]
+        per_row = table[pattern_codes]
         return GradeColumns(
             run_ids=list(runs),
             keys=list(keys),
             judges=list(names),
             score_lists=list(lists),
-            run=joined(run, np.int64),
+            run=run_codes,
             key=per_row[:, 0].copy(),
             judge=per_row[:, 1].copy(),
             status=per_row[:, 2].astype(np.int8),
             retryable=per_row[:, 3].astype(np.bool_),
-            tier_score=joined(tier_score, np.float64),
+            tier_score=tier_scores,
             repeat=per_row[:, 4].copy(),
-            scores=joined(scores, np.int64),
+            scores=score_codes,
         )
 
     def failure_step_counts(self, run_ids: Sequence[str]) -> dict[str, StepTally]:
