@@ -25,7 +25,7 @@ from lhbench.store.annotations import AnnotationVersion, StaleVersionError
 from lhbench.store.arena import OUTCOMES, ComparisonRecord
 from lhbench.store.base import ResultState
 from lhbench.store.db import current_revision, head_revision, make_engine, upgrade
-from lhbench.store.judgements import PanelGradeRow, VoteColumns
+from lhbench.store.judgements import PanelGradeRow, VoteColumns, VoteFact
 from lhbench.store.runs import GradeRunRow, RunSummary, group_key, group_runs
 from lhbench.store.store import Store
 
@@ -58,6 +58,7 @@ __all__ = [
     "VerdictDetail",
     "VerdictFact",
     "VoteColumns",
+    "VoteFact",
     "current_revision",
     "group_key",
     "group_runs",
