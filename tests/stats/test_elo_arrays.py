@@ -246,3 +246,48 @@ def test_batched_connectivity_equals_scipys_strong_components(m: int) -> None:
         want.append(connected_components(graph, directed=True, connection="strong")[0] == 1)
     assert got.tolist() == want
     assert m == 1 or (bool(got[0]) and 0 < int(got.sum()) < k)  # both answers occur
+
+
+def test_pair_sums_equal_the_sparse_product_and_a_fit_imports_no_scipy_sparse() -> None:
+    """Each pair's votes and score, summed per pair, are the (2P, K) sparse product's bits.
+
+    And a fit of a report's few groups (point and bootstrap) never loads scipy.sparse,
+    a third of a second of every report with votes.
+    """
+    import subprocess
+    import sys
+
+    from scipy.sparse import csr_matrix
+
+    for seed, m in ((3, 2), (4, 7), (5, 23)):
+        votes = simulate(4000, m, seed)
+        for cells in (_cells(votes), _cells(votes).by_pair()):
+            k, n_pairs = cells.pair.size, cells.pi.size
+            matrix = csr_matrix(
+                (
+                    np.concatenate([np.ones(k), cells.score]),
+                    (np.concatenate([cells.pair, n_pairs + cells.pair]), np.r_[0:k, 0:k]),
+                ),
+                shape=(2 * n_pairs, k),
+            )
+            draws = bootstrap_replicates(cells.counts, len(votes), 40, seed=seed)
+            for counts in (cells.counts, draws):
+                want = np.asarray(matrix @ np.atleast_2d(counts).astype(float).T).T
+                n, s = cells.pair_stats(counts)
+                assert np.array_equal(n, want[:, :n_pairs])
+                assert np.array_equal(s, want[:, n_pairs:])
+    code = (
+        "import sys, numpy as np\n"
+        "from lhbench.stats import bradley_terry_elo\n"
+        "from lhbench.stats.elo import VoteArrays\n"
+        "rng = np.random.default_rng(0)\n"
+        "a = rng.integers(0, 8, 3000); b = (a + rng.integers(1, 8, 3000)) % 8\n"
+        "res = bradley_terry_elo(VoteArrays([f'g{i}' for i in range(8)], a, b,"
+        " rng.integers(0, 3, 3000)), n_bootstrap=200)\n"
+        "assert len(res.ratings) == 8 and res.n_bootstrap == 200\n"
+        "print(sorted(m for m in sys.modules if m.startswith('scipy.sparse')))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
+    )
+    assert out.stdout.strip() == "[]", out.stdout

@@ -43,11 +43,21 @@ def judge_configs(
     seen: dict[tuple[str, str], dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
     total: dict[tuple[str, str], int] = defaultdict(int)
     having: dict[tuple[tuple[str, str], str], int] = defaultdict(int)
+    # one judge config hash is one model, kind and settings: each judge's verdicts counted
+    # first, its settings then read once (a few judges among 50,000 verdicts)
+    judges: dict[str, VerdictDetail] = {}
+    count: Counter[str] = Counter()
     for v in verdicts:
-        total[_mk(v)] += 1
+        key = v.judge.key
+        count[key] += 1
+        if key not in judges:
+            judges[key] = v
+    for key, v in judges.items():
+        mk, n = _mk(v), count[key]
+        total[mk] += n
         for k, val in v.judge.settings.items():
-            seen[_mk(v)][k].add(_show(val))
-            having[(_mk(v), k)] += 1
+            seen[mk][k].add(_show(val))
+            having[(mk, k)] += n
     # a setting varies when it takes two values, or some verdicts lack it
     keys = {
         mk: sorted(k for k, vals in by_key.items() if len(vals) > 1 or having[(mk, k)] < total[mk])
@@ -137,22 +147,26 @@ def aj_section(data: ReportData | AjData, *, confidence: float = 0.95) -> Sectio
     data = aj_data(data)
     sec = Section("Agent-as-a-Judge meta-evaluation")
     item_rows = []
+    search_items = []  # scored per answer (AJ-Bench §4.1); every other run is its own unit
     unlabelled = 0
+    # the label_of, runs and task_of look-ups, inline: once per verdict of 50,000
+    outcomes, runs, tasks = data.outcomes, data.runs, data.tasks
     for v in data.verdicts:
-        label = data.label_of(v.run_id)
-        run = data.runs.get(v.run_id)
+        label = outcomes.get(v.run_id)
+        run = runs.get(v.run_id)
         if label is None or run is None:
             unlabelled += 1
             continue
-        task = data.task_of(run)
+        task = tasks.get((run.pack_id, run.task_id))
         sub = (task.subdomain or task.category) if task else None
-        item_rows.append((v, label, sub or "all"))
+        row = (v, label, sub or "all")
+        item_rows.append(row)
+        if run.answer is not None:
+            search_items.append(row)
     if not item_rows:
         sec.empty = "No verdicts with labels yet: `lhbench aj run` produces them."
         return sec
     errors = sum(1 for v, _, _ in item_rows if v.verdict is None)
-    # search items scored per answer (AJ-Bench §4.1); every other run is its own unit
-    search_items = [r for r in item_rows if _answer(data.runs.get(r[0].run_id)) is not None]
     rows, partial = per_trajectory([r for r in item_rows if r[0].verdict is not None], data.runs)
     subs = sorted({s for _, _, s in item_rows})
     cfg = judge_configs([v for v, _, _ in item_rows])

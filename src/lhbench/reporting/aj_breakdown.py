@@ -23,6 +23,7 @@ from lhbench.reporting.aj import judge_configs, per_trajectory
 from lhbench.reporting.aj_data import AjData, aj_data
 from lhbench.reporting.data import ReportData
 from lhbench.reporting.tables import Section, Table
+from lhbench.schema import JudgeKind
 from lhbench.stats import binary_metrics, macro_f1, t_ci
 from lhbench.stats.aj_modes import failure_mode
 from lhbench.store import VerdictDetail
@@ -65,12 +66,14 @@ def aj_breakdown_section(data: ReportData | AjData, *, confidence: float = 0.95)
     data = aj_data(data)
     sec = Section("Agent-as-a-Judge by domain and subdomain")
     rows: list[tuple[VerdictDetail, bool, str, str, str | None]] = []
+    # the label_of, runs and task_of look-ups, inline: once per verdict of 50,000
+    outcomes, runs, tasks = data.outcomes, data.runs, data.tasks
     for v in data.verdicts:
-        label = data.label_of(v.run_id)
-        run = data.runs.get(v.run_id)
+        label = outcomes.get(v.run_id)
+        run = runs.get(v.run_id)
         if label is None or run is None or v.verdict is None:
             continue
-        task = data.task_of(run)
+        task = tasks.get((run.pack_id, run.task_id))
         domain = (task.category if task else None) or "all"
         sub = (task.subdomain if task else None) or domain
         kind = task.kind if task else None
@@ -179,7 +182,7 @@ def aj_breakdown_section(data: ReportData | AjData, *, confidence: float = 0.95)
     # per judge configuration: a model under two tool budgets fails in different ways
     wrong: dict[tuple[str, str, str, str], list[str]] = defaultdict(list)
     for v, lab, domain, sub, kind in item_rows:
-        if v.judge.kind.value == "agent" and (v.verdict == "PASS") != lab:
+        if v.judge.kind == JudgeKind.AGENT and (v.verdict == "PASS") != lab:
             key = (v.judge.model, judge_config(v)[2], domain, sub)
             wrong[key].append(failure_mode(v, lab, kind) or "?")
     counts = Table(
@@ -222,7 +225,7 @@ def aj_breakdown_section(data: ReportData | AjData, *, confidence: float = 0.95)
     )
     by_budget: dict[tuple[str, int], list[tuple[VerdictDetail, bool, str]]] = defaultdict(list)
     for v, lab, _, sub, _ in rows:
-        if v.judge.kind.value == "agent":
+        if v.judge.kind == JudgeKind.AGENT:
             b = int(v.judge.settings.get("tool_budget", 0))
             by_budget[(v.judge.model, b)].append((v, lab, sub))
     for (model, b), bgrp in sorted(by_budget.items()):
@@ -232,7 +235,7 @@ def aj_breakdown_section(data: ReportData | AjData, *, confidence: float = 0.95)
                 [
                     v.tool_calls
                     for v, *_ in item_rows
-                    if v.judge.kind.value == "agent"
+                    if v.judge.kind == JudgeKind.AGENT
                     and v.judge.model == model
                     and int(v.judge.settings.get("tool_budget", 0)) == b
                 ]
@@ -251,7 +254,7 @@ def aj_breakdown_section(data: ReportData | AjData, *, confidence: float = 0.95)
     )
     by_tools: dict[tuple[str, str], list[tuple[VerdictDetail, bool, str]]] = defaultdict(list)
     for v, lab, _, sub, _ in rows:
-        agentic = v.judge.kind.value == "agent"
+        agentic = v.judge.kind == JudgeKind.AGENT
         ts = str(v.judge.settings.get("tool_set", "state+trajectory")) if agentic else "none"
         by_tools[(v.judge.model, ts)].append((v, lab, sub))
     if len({ts for _, ts in by_tools}) > 1:

@@ -13,11 +13,11 @@ The label precedence and staleness rules are the report's own (:func:`outcome_la
 from __future__ import annotations
 
 import weakref
-from collections.abc import Mapping
+from collections.abc import Container, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from lhbench.reporting.data import AnyRun, ReportData, label_is_stale, outcome_labels
+from lhbench.reporting.data import ReportData, label_is_stale, outcome_labels
 from lhbench.schema import FailureKind, Task, Verdict
 from lhbench.stats.aj_modes import VerdictReads
 from lhbench.store import JudgeFact, Store, VerdictDetail
@@ -71,8 +71,21 @@ def answer_of(pack_id: str, task_id: str, metadata: Mapping[str, Any]) -> str | 
     return f"{pack_id}/{task_id}/{metadata['answer']}"
 
 
-def _run(run: AnyRun) -> AjRun:
-    return AjRun(run.pack_id, run.task_id, answer_of(run.pack_id, run.task_id, run.metadata))
+def _places(
+    runs: Iterable[tuple[str, str, str, Mapping[str, Any]]], judged: Container[str]
+) -> dict[str, AjRun]:
+    """Run id -> place, of the runs (id, pack, task, metadata) judged or part of a search answer.
+
+    The tables read the place of a judged run, and count every search answer's items
+    (judged or not); no other run's place is read, so none is made (100,000 runs, a few
+    thousand judged).
+    """
+    out: dict[str, AjRun] = {}
+    for rid, pack_id, task_id, metadata in runs:
+        answer = answer_of(pack_id, task_id, metadata)
+        if answer is not None or rid in judged:
+            out[rid] = AjRun(pack_id, task_id, answer)
+    return out
 
 
 @dataclass
@@ -80,7 +93,8 @@ class AjData:
     """Verdicts, each judged run's outcome and place, and the current tasks' tags.
 
     ``runs`` and ``verdicts`` leave out runs that failed for infrastructure, as the report
-    does; ``outcomes`` holds each run's deciding label (current labels only, unless
+    does; ``runs`` holds the judged runs and every search item (what the tables read);
+    ``outcomes`` each judged run's deciding label (current labels only, unless
     ``include_stale``).
     """
 
@@ -109,9 +123,12 @@ class AjData:
         for v in verdicts:
             if (passed := data.label_of(v.run_id)) is not None:
                 outcomes[v.run_id] = passed
+        judged = {v.run_id for v in verdicts}
         return cls(
             verdicts=verdicts,
-            runs={rid: _run(r) for rid, r in data.runs.items()},
+            runs=_places(
+                ((rid, r.pack_id, r.task_id, r.metadata) for rid, r in data.runs.items()), judged
+            ),
             outcomes=outcomes,
             tasks={k: AjTask.of(t) for k, t in data.tasks.items()},
         )
@@ -148,15 +165,20 @@ class AjData:
         reads = reads or VerdictReads.of(store)
         places = reads.places
         answers = store.run_metadata_having("answer")
-        runs = {
-            rid: AjRun(pack_id, task_id, answer_of(pack_id, task_id, answers.get(rid, {})))
-            for rid, pack_id, task_id, _pack_hash, failure_kind in places
-            if failure_kind != infra
-        }
         dropped = {rid for rid, *_, failure_kind in places if failure_kind == infra}
+        verdicts = [v for v in reads.verdicts if v.run_id not in dropped]
+        judged = {v.run_id for v in verdicts}
+        runs = _places(
+            (
+                (rid, pack_id, task_id, answers.get(rid, {}))
+                for rid, pack_id, task_id, _pack_hash, failure_kind in places
+                if failure_kind != infra
+            ),
+            judged,
+        )
         kept = []
         for lab in reads.labels:
-            if lab.run_id in dropped:
+            if lab.run_id not in judged:  # only a judged run's outcome is read
                 continue
             run = runs.get(lab.run_id)
             current = task_hashes.get((run.pack_id, run.task_id)) if run else None
@@ -165,7 +187,7 @@ class AjData:
             kept.append(lab)
         outcomes = {rid: bool(lab.passed) for rid, lab in outcome_labels(kept).items()}
         return cls(
-            verdicts=[v for v in reads.verdicts if v.run_id not in dropped],
+            verdicts=verdicts,
             runs=runs,
             outcomes=outcomes,
             tasks=tasks,

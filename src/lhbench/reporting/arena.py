@@ -11,9 +11,9 @@ from collections import defaultdict
 from collections.abc import Sequence
 from typing import Literal, cast
 
-from lhbench.reporting.data import ReportData
+from lhbench.reporting.data import AnyVote, ReportData
 from lhbench.reporting.tables import Cell, Section, Table
-from lhbench.schema import JudgeKind, PreferenceVote
+from lhbench.schema import JudgeKind
 from lhbench.stats import (
     EloResult,
     bradley_terry_elo,
@@ -46,7 +46,7 @@ def _vote_groups(data: ReportData, by: Sequence[str]) -> list[tuple[str, str, st
     return out
 
 
-def _elo_votes(data: ReportData, by: Sequence[str]) -> list[tuple[PreferenceVote, str, str]]:
+def _elo_votes(data: ReportData, by: Sequence[str]) -> list[tuple[AnyVote, str, str]]:
     """The human votes Elo rates: both runs known, in two different groups, with a winner.
 
     Position bias, cycles, winner quality and pass rates are read from this same set, so
@@ -199,14 +199,16 @@ def arena_section(
             pr.rows.append([g, res.k, res.n, 100 * res.rate, 100 * res.ci[0], 100 * res.ci[1]])
         sec.tables.append(pr)
 
-    kinds = sorted({t[4] for t in _vote_groups(data, by)})
+    by_rater = _vote_groups(data, by)
+    kinds = sorted({t[4] for t in by_rater})
     if len(kinds) > 1:
-        sec.tables.extend(_rater_tables(data, by, kinds))
+        sec.tables.extend(_rater_tables(data, by_rater, kinds))
     return sec, elo
 
 
-def _rater_tables(data: ReportData, by: Sequence[str], kinds: list[str]) -> list[Table]:
-    triples = _vote_groups(data, by)
+def _rater_tables(
+    data: ReportData, triples: list[tuple[str, str, str, str, str]], kinds: list[str]
+) -> list[Table]:
     wr = Table(
         slug="win_rates_by_rater",
         title="Win rate by rater kind",

@@ -49,6 +49,7 @@ from lhbench.store import (
     StepTally,
     Store,
     VerdictDetail,
+    VoteFact,
     group_key,
 )
 
@@ -56,9 +57,13 @@ from lhbench.store import (
 AnyRun = Run | ReportRun
 # a check label as the report reads it: a model, or its columns (``from_store(lean=True)``)
 AnyLabel = Label | LabelFact
+# a preference vote as the report reads it: a model, or its columns (what ``from_store`` reads)
+AnyVote = PreferenceVote | VoteFact
 
 __all__ = [
+    "AnyLabel",
     "AnyRun",
+    "AnyVote",
     "Exclusions",
     "ReportData",
     "configured_panel",
@@ -106,6 +111,7 @@ class JudgedLike(Protocol):
 
 
 J = TypeVar("J", bound=JudgedLike)
+V = TypeVar("V", bound=AnyVote)
 
 
 def outcome_labels(labels: Iterable[L]) -> dict[str, L]:
@@ -461,12 +467,12 @@ def current_grade_columns(
 
 
 def current_votes(
-    votes: Iterable[PreferenceVote],
+    votes: Iterable[V],
     runs: Mapping[str, AnyRun],
     rubric_hashes: dict[tuple[str, str], str],
     library: dict[str, str],
     ex: Exclusions,
-) -> list[PreferenceVote]:
+) -> list[V]:
     """Votes made with the current rubric content by current pairwise judges.
 
     The rule grades follow (:func:`current_grades` without a panel): a pairwise judge's
@@ -544,7 +550,7 @@ class ReportData:
 
     runs: dict[str, AnyRun]
     grades: list[Grade] = field(default_factory=list)
-    votes: list[PreferenceVote] = field(default_factory=list)
+    votes: list[AnyVote] = field(default_factory=list)
     verdicts: list[Verdict] = field(default_factory=list)
     labels: list[AnyLabel] = field(default_factory=list)
     tasks: dict[tuple[str, str], Task] = field(default_factory=dict)
@@ -554,11 +560,11 @@ class ReportData:
     load_trajectories: Callable[[Sequence[str]], Iterator[Trajectory]] | None = None
     all_grades: list[Grade] = field(default_factory=list)
     excluded: Exclusions = field(default_factory=Exclusions)
-    failed_votes: list[PreferenceVote] = field(default_factory=list)
+    failed_votes: list[AnyVote] = field(default_factory=list)
     chapter_grades: list[ChapterGrade] = field(default_factory=list)
     stale_chapter_grades: int = 0
     # human votes on one chapter of two courses (programmatic content); never in ``votes``
-    chapter_votes: list[PreferenceVote] = field(default_factory=list)
+    chapter_votes: list[AnyVote] = field(default_factory=list)
     # the lean load (``from_store(lean=True)``): every grade as columns, and which are
     # current; ``grades`` and ``all_grades`` left empty
     all_lean_grades: GradeColumns | None = None
@@ -577,7 +583,7 @@ class ReportData:
         runs: Iterable[AnyRun],
         *,
         grades: Iterable[Grade] = (),
-        votes: Iterable[PreferenceVote] = (),
+        votes: Iterable[AnyVote] = (),
         verdicts: Iterable[Verdict] = (),
         labels: Iterable[AnyLabel] = (),
         tasks: Iterable[tuple[str, Task]] = (),
@@ -733,7 +739,16 @@ class ReportData:
             data.excluded.stale_labels = 0 if include_stale else stale_labels
             return data
         keep = _Without(data.excluded.infra_runs)
-        all_votes = keep(store.list_votes(include_failed=True))
+        # every vote in one read, as columns: those on whole runs in any state, and the
+        # decided human ones on chapters (the two lists the report reads, oldest first)
+        whole: list[AnyVote] = []
+        chapter: list[AnyVote] = []
+        for v in store.vote_facts(include_failed=True, chapter_level=None):
+            if v.chapter_id is None:
+                whole.append(v)
+            elif v.status == "ok" and v.rater_kind == JudgeKind.HUMAN:
+                chapter.append(v)
+        all_votes = keep(whole)
         data.failed_votes = [v for v in all_votes if v.status != "ok"]
         ok_votes = [v for v in all_votes if v.status == "ok"]
         if lean:
@@ -783,9 +798,7 @@ class ReportData:
         if not include_stale:
             data.excluded.stale_labels = stale_labels
         data.chapter_grades = keep(store.list_chapter_grades())
-        data.chapter_votes = keep(
-            store.list_votes(rater_kind=JudgeKind.HUMAN.value, chapter_level=True)
-        )
+        data.chapter_votes = keep(chapter)
         data.excluded.infra_judgements += keep.dropped
         if not include_stale:
             data.chapter_grades, data.stale_chapter_grades = current_chapter_grades(

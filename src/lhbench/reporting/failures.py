@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from lhbench.reporting.data import ReportData, group_labeller
+from lhbench.reporting.data import ReportData
 from lhbench.reporting.tables import Section, Table
 from lhbench.schema import StepKind
 from lhbench.stats import (
@@ -24,34 +24,35 @@ def failures_section(data: ReportData, by: Sequence[str]) -> Section:
     if data.load_trajectory is None or not data.runs:
         sec.empty = "No runs with trajectories yet: import or run some."
         return sec
-    runs = list(data.runs.values())
     # per group: Table 12's counts (AgentFailureRow's fields); only error events are kept
     events: list[ErrorEvent] = []
     per_group: dict[str, list[int]] = {}
     loaded = 0
-    label = group_labeller(by)
+    labels = data.group_labels(by)  # every run's, computed once for every section
     if data.load_error_steps is not None and data.load_step_counts is not None:
         # lean: the database counts every run's steps and tool calls and flags the runs
         # that may hold an error, a preview or a deploy; only those runs' steps are read
         # (tool calls, results, errors and hooks, as plain tuples), a slice at a time
-        counts = data.load_step_counts([r.id for r in runs])
-        stepped = [r for r in runs if r.id in counts and counts[r.id].steps]
-        walked = data.load_error_steps([r.id for r in stepped if counts[r.id].suspect])
-        for run in stepped:
-            n = counts[run.id]
-            acc = per_group.setdefault(label(run), [0] * 7)
+        counts = data.load_step_counts(list(data.runs))
+        stepped = [(rid, n) for rid in data.runs if (n := counts.get(rid)) and n.steps]
+        walked = data.load_error_steps([rid for rid, n in stepped if n.suspect])
+        for rid, n in stepped:
+            acc = per_group.get(group := labels[rid])
+            if acc is None:
+                acc = per_group[group] = [0] * 7
             loaded += 1
             if not n.suspect:
                 acc[0] += 1  # no error, failed call, preview or deploy: a run and its calls
                 acc[4] += n.tool_calls
                 continue
             run_id, steps = next(walked)
-            if run_id != run.id:
-                raise RuntimeError(f"steps of {run_id} read for run {run.id}")
+            if run_id != rid:
+                raise RuntimeError(f"steps of {run_id} read for run {rid}")
             found = run_failures(steps)
             events.extend(found.events)
             add_run(acc, found, n.tool_calls)
     else:
+        runs = list(data.runs.values())
         for run, traj in zip(runs, data.trajectories([r.id for r in runs]), strict=True):
             if not traj.steps:
                 continue
@@ -59,7 +60,7 @@ def failures_section(data: ReportData, by: Sequence[str]) -> Section:
             found = run_failures(traj.steps)
             events.extend(found.events)
             calls = sum(1 for s in traj.steps if s.kind == StepKind.TOOL_CALL)
-            add_run(per_group.setdefault(label(run), [0] * 7), found, calls)
+            add_run(per_group.setdefault(labels[run.id], [0] * 7), found, calls)
     if not loaded:
         sec.empty = "No runs with trajectories yet: import or run some."
         return sec

@@ -26,7 +26,7 @@ from lhbench.store.arena import OUTCOMES, ComparisonRecord
 from lhbench.store.base import ResultState
 from lhbench.store.db import current_revision, head_revision, make_engine, upgrade
 from lhbench.store.grade_parts import GradeScoresError
-from lhbench.store.judgements import PanelGradeRow, VoteColumns, complete_runs
+from lhbench.store.judgements import PanelGradeRow, VoteColumns, VoteFact, complete_runs
 from lhbench.store.runs import GradeRunRow, RunSummary, group_key, group_runs
 from lhbench.store.store import Store
 
@@ -60,6 +60,7 @@ __all__ = [
     "VerdictDetail",
     "VerdictFact",
     "VoteColumns",
+    "VoteFact",
     "complete_runs",
     "current_revision",
     "group_key",

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 import orjson
@@ -28,6 +29,7 @@ from lhbench.schema import (
     JudgeKind,
     Label,
     PreferenceVote,
+    TierKind,
     Verdict,
     utcnow,
 )
@@ -46,7 +48,7 @@ if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import NDArray
 
-__all__ = ["CacheRow", "JudgementStore", "PanelGradeRow", "VoteColumns"]
+__all__ = ["CacheRow", "JudgementStore", "PanelGradeRow", "VoteColumns", "VoteFact"]
 
 
 class CacheRow(Protocol):
@@ -117,6 +119,38 @@ def complete_runs(rows: Iterable[PanelGradeRow], per_run: int) -> set[str]:
         if r.status == "ok" and not r.retryable:
             counts[r.run_id] = counts.get(r.run_id, 0) + 1
     return {run for run, n in counts.items() if n == per_run}
+
+
+class VoteFact(NamedTuple):
+    """A stored vote's fields, named as :class:`PreferenceVote` names them, as a plain tuple.
+
+    What the report reads of 20,000 votes, with no model validated per vote
+    (:meth:`JudgementStore.vote_facts`); ``vote.to_model()`` gives the model.
+    """
+
+    id: str
+    pack_id: str
+    task_id: str
+    run_a: str
+    run_b: str
+    left: str
+    winner: str | None
+    quality: int | None
+    annotator: str
+    rater_kind: JudgeKind
+    status: str
+    error: str | None
+    retryable: bool
+    rubric_id: str | None
+    rubric_hash: str | None
+    tier: TierKind | None
+    judge_key: str | None
+    chapter_id: str | None
+    created_at: datetime
+
+    def to_model(self) -> PreferenceVote:
+        """The vote as a validated :class:`PreferenceVote`."""
+        return PreferenceVote.model_validate(self._asdict())
 
 
 # what a grade spent, read from its document
@@ -198,29 +232,35 @@ def _vote_row(vote: PreferenceVote) -> dict[str, Any]:
     return row
 
 
-def _vote_from(r: VoteRow) -> PreferenceVote:
-    return PreferenceVote.model_validate(
-        {
-            "id": r.id,
-            "pack_id": r.pack_id,
-            "task_id": r.task_id,
-            "run_a": r.run_a,
-            "run_b": r.run_b,
-            "left": r.left,
-            "winner": r.winner,
-            "quality": r.quality,
-            "annotator": r.annotator,
-            "rater_kind": JudgeKind(r.rater_kind),
-            "status": r.status,
-            "error": r.error,
-            "retryable": r.retryable,
-            "rubric_id": r.rubric_id,
-            "rubric_hash": r.rubric_hash,
-            "tier": r.tier,
-            "judge_key": r.judge_key,
-            "chapter_id": r.chapter_id,
-            "created_at": r.created_at,
-        }
+# the vote columns in :class:`VoteFact`'s order
+_VOTE_COLUMNS = tuple(getattr(VoteRow, name) for name in VoteFact._fields)
+_RATER_KINDS = {k.value: k for k in JudgeKind}
+_TIERS = {t.value: t for t in TierKind}
+
+
+def _vote_fact(r: Sequence[Any]) -> VoteFact:
+    (vid, pack, task, run_a, run_b, left, winner, quality, annotator, kind, status, error,
+     retryable, rubric_id, rubric_hash, tier, judge_key, chapter_id, created_at) = r  # fmt: skip
+    return VoteFact(
+        vid,
+        pack,
+        task,
+        run_a,
+        run_b,
+        left,
+        winner,
+        quality,
+        annotator,
+        _RATER_KINDS.get(kind) or JudgeKind(kind),
+        status,
+        error,
+        bool(retryable),
+        rubric_id,
+        rubric_hash,
+        None if tier is None else _TIERS.get(tier) or TierKind(tier),
+        judge_key,
+        chapter_id,
+        created_at,
     )
 
 
@@ -404,8 +444,28 @@ class JudgementStore(StoreBase):
         """Votes, oldest first; failed pairwise-judge votes only with ``include_failed``.
 
         ``chapter_level``: False (default) gives votes on whole runs, the arena's; True
-        votes on one chapter of two courses; None both.
+        votes on one chapter of two courses; None both. As models (:meth:`vote_facts`
+        reads the same votes as plain tuples).
         """
+        return [
+            v.to_model()
+            for v in self.vote_facts(
+                rater_kind=rater_kind,
+                task_id=task_id,
+                include_failed=include_failed,
+                chapter_level=chapter_level,
+            )
+        ]
+
+    def vote_facts(
+        self,
+        *,
+        rater_kind: str | None = None,
+        task_id: str | None = None,
+        include_failed: bool = False,
+        chapter_level: bool | None = False,
+    ) -> list[VoteFact]:
+        """:meth:`list_votes` as :class:`VoteFact` tuples: the columns, no model per vote."""
         conds = matching((VoteRow.rater_kind, rater_kind), (VoteRow.task_id, task_id))
         if not include_failed:
             conds.append(VoteRow.status == "ok")
@@ -413,11 +473,13 @@ class JudgementStore(StoreBase):
             conds.append(
                 VoteRow.chapter_id.is_not(None) if chapter_level else VoteRow.chapter_id.is_(None)
             )
-        with Session(self.engine) as s:
-            rows = s.scalars(
-                select(VoteRow).where(and_(True, *conds)).order_by(VoteRow.created_at, VoteRow.id)
-            ).all()
-            return [_vote_from(r) for r in rows]
+        stmt = (
+            select(*_VOTE_COLUMNS)
+            .where(and_(True, *conds))
+            .order_by(VoteRow.created_at, VoteRow.id)
+        )
+        with self.engine.connect() as conn:
+            return [_vote_fact(r) for r in conn.execute(stmt)]
 
     def vote_columns(
         self,
