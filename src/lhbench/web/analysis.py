@@ -79,6 +79,7 @@ __all__ = [
     "Front",
     "analyse",
     "default_group_by",
+    "grade_is_current",
     "pack_tasks",
     "parse_group_by",
     "rank_by_ci",
@@ -254,14 +255,7 @@ class Analysis:
 
     def is_current(self, pack_id: str, grade: Grade) -> bool:
         """Whether a stored grade of a run of ``pack_id`` counts (current rubric and judge)."""
-        return (
-            pack_id,
-            grade.rubric_id,
-            grade.rubric_version,
-            grade.rubric_hash,
-            grade.tier.value,
-            grade.judge.key,
-        ) in self.current
+        return grade_is_current(self.current, pack_id, grade)
 
     def values(self, attr: str) -> list[str]:
         """Distinct values of a run attribute (pack_id, task_id, harness, model, status)."""
@@ -284,6 +278,23 @@ class Analysis:
         if not self.tier_keys:
             return None
         return max(self.tier_keys, key=lambda k: len(self.scores[k]))
+
+
+def grade_is_current(
+    current: set[tuple[str, str, str, str, str, str]], pack_id: str, grade: Grade
+) -> bool:
+    """Whether a stored grade of a run of ``pack_id`` is of one of the ``current`` combinations.
+
+    A combination: pack, rubric id, version and content hash, tier, judge key.
+    """
+    return (
+        pack_id,
+        grade.rubric_id,
+        grade.rubric_version,
+        grade.rubric_hash,
+        grade.tier.value,
+        grade.judge.key,
+    ) in current
 
 
 def default_group_by(runs: Sequence[RunFact]) -> tuple[str, ...]:

@@ -35,7 +35,7 @@ from lhbench.reporting import (
 )
 from lhbench.schema import FailureKind, Grade, Run, Task
 from lhbench.store import Store
-from lhbench.web.analysis import AgentRow, Estimate, Front
+from lhbench.web.analysis import AgentRow, Estimate, Front, grade_is_current
 
 __all__ = ["FORMAT", "RunContext", "front_path", "load_front", "run_context", "save_front"]
 
@@ -239,14 +239,7 @@ class RunContext:
 
     def is_current(self, pack_id: str, grade: Grade) -> bool:
         """Whether a stored grade of a run of ``pack_id`` counts (current rubric and judge)."""
-        return (
-            pack_id,
-            grade.rubric_id,
-            grade.rubric_version,
-            grade.rubric_hash,
-            grade.tier.value,
-            grade.judge.key,
-        ) in self.current
+        return grade_is_current(self.current, pack_id, grade)
 
 
 def run_context(
