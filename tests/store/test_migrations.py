@@ -7,7 +7,7 @@ from sqlalchemy import Engine
 from sqlalchemy import text as sa_text
 
 from lhbench.store import Store, current_revision, head_revision, make_engine, upgrade
-from lhbench.store.tables import Base
+from lhbench.store.tables import TRIGGER_CHECKED_KEYS, Base
 
 
 def test_migrations_build_exactly_the_orm_schema(store_url: str) -> None:
@@ -18,6 +18,12 @@ def test_migrations_build_exactly_the_orm_schema(store_url: str) -> None:
     assert current_revision(engine) == head_revision()
     with engine.connect() as conn:
         diff = compare_metadata(MigrationContext.configure(conn), Base.metadata)
+    if engine.dialect.name == "postgresql":
+        # the steps -> runs key is checked by statement triggers there (migration 0023):
+        # exactly that key is missing, nothing else differs
+        removed = {d[1].name for d in diff if d[0] == "add_fk"}
+        assert removed == set(TRIGGER_CHECKED_KEYS)
+        diff = [d for d in diff if not (d[0] == "add_fk" and d[1].name in removed)]
     assert diff == []
     engine.dispose()
 

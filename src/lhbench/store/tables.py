@@ -176,6 +176,89 @@ Index(
 )
 
 
+# On PostgreSQL the steps -> runs key is not a constraint but these statement triggers
+# (migration 0023, which says why: the key's check ran once per row, half the server's CPU
+# of an import). They lock the runs a statement's new steps name FOR KEY SHARE and fail it
+# with the key's SQLSTATE and name if one is missing, delete a deleted run's steps, and
+# refuse to change the id of a run that steps still name. The ORM table keeps the key
+# (SQLite has it); ``TRIGGER_CHECKED_KEYS`` names it for the schema comparison.
+TRIGGER_CHECKED_KEYS = frozenset({"fk_steps_run_id_runs"})
+STEPS_RUN_CHECK_SQL = (
+    """
+    CREATE FUNCTION lhbench_steps_run_check() RETURNS trigger LANGUAGE plpgsql AS $$
+    DECLARE
+        missing text;
+    BEGIN
+        PERFORM 1 FROM runs WHERE id IN (SELECT DISTINCT run_id FROM new_steps)
+            ORDER BY id FOR KEY SHARE;
+        SELECT n.run_id INTO missing FROM (SELECT DISTINCT run_id FROM new_steps) AS n
+            WHERE NOT EXISTS (SELECT 1 FROM runs AS r WHERE r.id = n.run_id) LIMIT 1;
+        IF FOUND THEN
+            RAISE EXCEPTION USING
+                ERRCODE = 'foreign_key_violation',
+                CONSTRAINT = 'fk_steps_run_id_runs',
+                MESSAGE = format(
+                    'insert or update on table "steps" violates foreign key constraint '
+                    '"fk_steps_run_id_runs": run %s is not present in table "runs"',
+                    quote_nullable(missing));
+        END IF;
+        RETURN NULL;
+    END $$
+    """,
+    """
+    CREATE TRIGGER steps_run_check_insert AFTER INSERT ON steps
+        REFERENCING NEW TABLE AS new_steps
+        FOR EACH STATEMENT EXECUTE FUNCTION lhbench_steps_run_check()
+    """,
+    """
+    CREATE TRIGGER steps_run_check_update AFTER UPDATE ON steps
+        REFERENCING NEW TABLE AS new_steps
+        FOR EACH STATEMENT EXECUTE FUNCTION lhbench_steps_run_check()
+    """,
+    """
+    CREATE FUNCTION lhbench_runs_delete_steps() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+        DELETE FROM steps AS s USING old_runs AS o WHERE s.run_id = o.id;
+        RETURN NULL;
+    END $$
+    """,
+    """
+    CREATE TRIGGER runs_delete_steps AFTER DELETE ON runs
+        REFERENCING OLD TABLE AS old_runs
+        FOR EACH STATEMENT EXECUTE FUNCTION lhbench_runs_delete_steps()
+    """,
+    """
+    CREATE FUNCTION lhbench_runs_id_kept() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+        IF EXISTS (SELECT 1 FROM steps WHERE run_id = OLD.id) THEN
+            RAISE EXCEPTION USING
+                ERRCODE = 'foreign_key_violation',
+                CONSTRAINT = 'fk_steps_run_id_runs',
+                MESSAGE = format(
+                    'update on table "runs" violates foreign key constraint '
+                    '"fk_steps_run_id_runs": run %s is still referenced from table "steps"',
+                    quote_nullable(OLD.id));
+        END IF;
+        RETURN NULL;
+    END $$
+    """,
+    """
+    CREATE TRIGGER runs_id_kept AFTER UPDATE OF id ON runs
+        FOR EACH ROW WHEN (OLD.id IS DISTINCT FROM NEW.id)
+        EXECUTE FUNCTION lhbench_runs_id_kept()
+    """,
+)
+STEPS_RUN_CHECK_DROP = (
+    "DROP TRIGGER runs_id_kept ON runs",
+    "DROP FUNCTION lhbench_runs_id_kept()",
+    "DROP TRIGGER runs_delete_steps ON runs",
+    "DROP FUNCTION lhbench_runs_delete_steps()",
+    "DROP TRIGGER steps_run_check_update ON steps",
+    "DROP TRIGGER steps_run_check_insert ON steps",
+    "DROP FUNCTION lhbench_steps_run_check()",
+)
+
+
 class StepRow(Base):
     """One trajectory step."""
 
