@@ -142,7 +142,8 @@ def judge(
         )
     if as_json:
         dump_json(
-            {**head, **usage, "ok_grades": figures.ok_grades, "runs": rows, "noise_floor": floor}
+            {**head, **usage, "ok_grades": figures.ok_grades, "runs": rows, "noise_floor": floor},
+            str_keys=True,  # ids, labels and the summary's reasons
         )
         return
     table = new_table(

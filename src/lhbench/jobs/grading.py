@@ -30,6 +30,9 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+import numpy as np
+from numpy.typing import NDArray
+
 from lhbench.jobs.batches import DEFAULT_WINDOW, RequestWindows, drain_caches
 from lhbench.jobs.evidence import EvidenceCache
 from lhbench.jobs.runner import Assessment, Gaps, Unit, short_reason
@@ -615,6 +618,34 @@ class PanelFigures:
     noise_floor: dict[str, float]
 
 
+def _distinct_rows(matrix: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.intp]]:
+    """The distinct rows of a float matrix (NaN equal to NaN) and each row's one."""
+    flat = np.ascontiguousarray(matrix).view(np.dtype((np.void, matrix.itemsize * matrix.shape[1])))
+    _, first, inverse = np.unique(flat.ravel(), return_index=True, return_inverse=True)
+    return matrix[first], inverse.ravel()
+
+
+def _exact_sums(
+    group: NDArray[np.intp], values: NDArray[np.float64], count: NDArray[np.int64]
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Per group: ``math.fsum`` of its values and of their squares.
+
+    A sum of one or two floats is rounded once whatever the method, so numpy's sum is
+    fsum's there; a group of three or more (a judge repeated three times) is summed by fsum.
+    """
+    total = np.bincount(group, weights=values, minlength=count.size)
+    total_sq = np.bincount(group, weights=values * values, minlength=count.size)
+    many = np.flatnonzero(count > 2)
+    if many.size:
+        order = np.argsort(group, kind="stable")
+        starts = np.concatenate(([0], np.cumsum(count)))
+        for g in many.tolist():
+            vals = values[order[starts[g] : starts[g + 1]]].tolist()
+            total[g] = math.fsum(vals)
+            total_sq[g] = math.fsum(v * v for v in vals)
+    return total, total_sq
+
+
 def panel_figures(
     rows: Iterable[PanelGradeRow], identities: Mapping[str, JudgeIdentity]
 ) -> PanelFigures:
@@ -625,45 +656,75 @@ def panel_figures(
     averaged, then :func:`~lhbench.judges.panel_score`; the noise floor from
     :func:`~lhbench.judges.repeat_sd`), without a document read: ``identities`` (judge key
     -> identity, the panel's) names the judges as those name them, judges listed in panel
-    order.
+    order; grades of other judges count as spent, not scored.
+
+    Summed as columns, as the report's :class:`~lhbench.judges.PanelScoreTable` is: per run
+    and judge with ``bincount`` (exact where a Python loop's sum is: see
+    :func:`_exact_sums`), and :func:`~lhbench.judges.panel_score` once per distinct row of
+    judge scores (a panel's runs share a few thousand), not once per run.
     """
-    scores: dict[str, dict[str, list[float]]] = {}
-    spent: dict[str, list[float]] = {}  # run -> [failed, cost, input, output]
-    ok_grades = 0
-    ok = GradeStatus.OK.value  # once: an enum member's value is a descriptor call
-    for row in rows:
-        cell = spent.get(row.run_id)
-        if cell is None:
-            cell = spent[row.run_id] = [0, 0.0, 0, 0]
-        cell[1] += row.cost_usd
-        cell[2] += row.input_tokens
-        cell[3] += row.output_tokens
-        if row.status != ok:
-            cell[0] += 1
-        else:
-            ok_grades += 1
-            if row.tier_score is not None:
-                scores.setdefault(row.run_id, {}).setdefault(row.judge_key, []).append(
-                    row.tier_score
-                )
-    scored = {k for judges in scores.values() for k in judges}
-    labels = judge_labels(identities[k] for k in identities if k in scored)
-    order = [k for k in identities if k in scored]
+    got = rows if isinstance(rows, list) else list(rows)
+    if not got:
+        return PanelFigures({}, 0, {})
+    run_ids, judge_keys, _repeat, statuses, scores, tokens_in, tokens_out, costs, _ = zip(
+        *got, strict=True
+    )
+    n = len(got)
+    index: dict[str, int] = {}  # run id -> its position, runs in the order first read
+    run = np.fromiter((index.setdefault(r, len(index)) for r in run_ids), np.intp, n)
+    n_runs = len(index)
+    panel = list(identities)
+    column = {k: c for c, k in enumerate(panel)}
+    judge = np.fromiter((column.get(k, -1) for k in judge_keys), np.intp, n)
+    ok_value = GradeStatus.OK.value
+    ok = np.fromiter((s == ok_value for s in statuses), np.bool_, n)
+    has_score = np.fromiter((s is not None for s in scores), np.bool_, n)
+    # what the grades spent, summed per run in row order (as `+=` in a loop would)
+    failed = np.bincount(run, weights=(~ok).astype(np.float64), minlength=n_runs)
+    cost = np.bincount(run, weights=np.array(costs, dtype=np.float64), minlength=n_runs)
+    spent_in = np.bincount(run, weights=np.array(tokens_in, dtype=np.float64), minlength=n_runs)
+    spent_out = np.bincount(run, weights=np.array(tokens_out, dtype=np.float64), minlength=n_runs)
+    # the scored grades: one group per (run, judge), a judge's repeats averaged
+    chosen = ok & has_score & (judge >= 0)
+    values = np.array(scores, dtype=np.float64)[chosen]  # None read as NaN, then left out
+    n_judges = max(len(panel), 1)  # a table column even for no panel (every run unscored)
+    cell = run[chosen] * n_judges + judge[chosen]
+    cells, group, count = np.unique(cell, return_inverse=True, return_counts=True)
+    total, total_sq = _exact_sums(group.ravel(), values, count)
+    run_of, judge_of = np.divmod(cells, n_judges)
+    scored = sorted(set(judge_of.tolist()))
+    labels = judge_labels(identities[panel[j]] for j in scored)
+    label = [labels.get(k, "") for k in panel] or [""]
+    table = np.full((n_runs, n_judges), np.nan)
+    table[run_of, judge_of] = total / count
+    distinct, which = _distinct_rows(table)
+    made: list[RunTierScore | None] = []
+    for row in distinct.tolist():
+        judge_scores = {label[j]: v for j, v in enumerate(row) if not math.isnan(v)}
+        made.append(panel_score("", judge_scores) if judge_scores else None)
     runs: dict[str, RunFigures] = {}
+    for run_id, w, f, c, i, o in zip(
+        index,
+        which.tolist(),
+        failed.tolist(),
+        cost.tolist(),
+        spent_in.tolist(),
+        spent_out.tolist(),
+        strict=True,
+    ):
+        s = made[w]
+        score = None if s is None else RunTierScore(run_id, s.judge_scores, {}, s.mean, s.variance)
+        runs[run_id] = RunFigures(score, int(f), c, int(i), int(o))
+    # the noise floor: the SD of a judge's repeats of a run, once per distinct (n, Σ, Σ²)
+    repeated = count >= 2
     floor: dict[str, list[float]] = {}
-    for run_id, cell in spent.items():
-        judges = scores.get(run_id)
-        score = None
-        if judges:
-            score = panel_score(
-                run_id,
-                {labels[k]: statistics.fmean(judges[k]) for k in order if k in judges},
-            )
-            for k, vals in judges.items():
-                if len(vals) >= 2:
-                    sq = math.fsum(v * v for v in vals)
-                    floor.setdefault(labels[k], []).append(
-                        repeat_sd(len(vals), math.fsum(vals), sq)
-                    )
-        runs[run_id] = RunFigures(score, int(cell[0]), cell[1], int(cell[2]), int(cell[3]))
+    if repeated.any():
+        sums = np.stack(
+            [count[repeated].astype(np.float64), total[repeated], total_sq[repeated]], axis=1
+        )
+        kinds, kind_of = _distinct_rows(sums)
+        sd = np.array([repeat_sd(int(k), s, sq) for k, s, sq in kinds.tolist()])[kind_of]
+        for j, v in zip(judge_of[repeated].tolist(), sd.tolist(), strict=True):
+            floor.setdefault(label[j], []).append(v)
+    ok_grades = int(ok.sum())
     return PanelFigures(runs, ok_grades, {j: statistics.fmean(v) for j, v in sorted(floor.items())})
