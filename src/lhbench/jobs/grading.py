@@ -26,7 +26,7 @@ from __future__ import annotations
 import asyncio
 import math
 import statistics
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -78,6 +78,8 @@ __all__ = [
     "RemoteExecutor",
     "RemoteGrade",
     "RunFigures",
+    "RunFiguresRow",
+    "RunFiguresTable",
     "grade_on_node",
     "panel_figures",
 ]
@@ -604,6 +606,59 @@ class RunFigures:
     output_tokens: int = 0
 
 
+#: one run's figures as plain values: judge label -> score (empty: none scored), panel
+#: mean and variance (NaN: none scored), failed grades, cost, input and output tokens
+RunFiguresRow = tuple[dict[str, float], float, float, int, float, int, int]
+
+
+class RunFiguresTable(Mapping[str, RunFigures]):
+    """Run id -> :class:`RunFigures`, each made when asked, from per-run columns.
+
+    What :func:`panel_figures` returns: ``lhbench judge`` reads every run's figures as
+    plain values (:meth:`row`), so 67,000 runs cost no ``RunFigures`` and
+    ``RunTierScore`` objects. Runs with the same judge scores share one score.
+    """
+
+    def __init__(
+        self,
+        index: dict[str, int],
+        scores: Sequence[RunTierScore | None],
+        score_of: Sequence[int],
+        spent: Sequence[tuple[int, float, int, int]],
+    ) -> None:
+        """``index``: run id -> its position in ``score_of`` (its score in ``scores``) and
+        ``spent`` (failed, cost, input and output tokens)."""
+        self._index = index
+        self._scores = scores
+        self._score_of = score_of
+        self._spent = spent
+
+    def __getitem__(self, run_id: str) -> RunFigures:
+        i = self._index[run_id]
+        s = self._scores[self._score_of[i]]
+        score = None if s is None else RunTierScore(run_id, s.judge_scores, {}, s.mean, s.variance)
+        return RunFigures(score, *self._spent[i])
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._index)
+
+    def __len__(self) -> int:
+        return len(self._index)
+
+    def __contains__(self, run_id: object) -> bool:
+        return run_id in self._index
+
+    def row(self, run_id: str) -> RunFiguresRow | None:
+        """The run's figures as plain values (None: no grade of it); judge dicts shared."""
+        i = self._index.get(run_id)
+        if i is None:
+            return None
+        s = self._scores[self._score_of[i]]
+        if s is None:
+            return ({}, math.nan, math.nan, *self._spent[i])
+        return (s.judge_scores, s.mean, s.variance, *self._spent[i])
+
+
 @dataclass(frozen=True)
 class PanelFigures:
     """A grade job's stored grades summed per run (``lhbench judge``'s table and JSON).
@@ -613,9 +668,22 @@ class PanelFigures:
     repeated tier scores (runs graded once are left out).
     """
 
-    runs: dict[str, RunFigures]
+    runs: Mapping[str, RunFigures]
     ok_grades: int
     noise_floor: dict[str, float]
+
+    def run_row(self, run_id: str) -> RunFiguresRow | None:
+        """A run's figures as plain values (:data:`RunFiguresRow`; None: no grade of it)."""
+        if isinstance(self.runs, RunFiguresTable):
+            return self.runs.row(run_id)
+        fig = self.runs.get(run_id)
+        if fig is None:
+            return None
+        sc = fig.score
+        spent = (fig.failed, fig.cost_usd, fig.input_tokens, fig.output_tokens)
+        if sc is None:
+            return ({}, math.nan, math.nan, *spent)
+        return (sc.judge_scores, sc.mean, sc.variance, *spent)
 
 
 def _distinct_rows(matrix: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.intp]]:
@@ -666,24 +734,25 @@ def panel_figures(
     got = rows if isinstance(rows, list) else list(rows)
     if not got:
         return PanelFigures({}, 0, {})
-    run_ids, judge_keys, _repeat, statuses, scores, tokens_in, tokens_out, costs, _ = zip(
-        *got, strict=True
-    )
     n = len(got)
+    # a column per field (``zip(*rows)`` costs seconds at 400,000 rows)
+    run_ids = [r.run_id for r in got]
+    statuses = [r.status for r in got]
+    scores = [r.tier_score for r in got]
     index: dict[str, int] = {}  # run id -> its position, runs in the order first read
     run = np.fromiter((index.setdefault(r, len(index)) for r in run_ids), np.intp, n)
     n_runs = len(index)
     panel = list(identities)
     column = {k: c for c, k in enumerate(panel)}
-    judge = np.fromiter((column.get(k, -1) for k in judge_keys), np.intp, n)
+    judge = np.fromiter((column.get(r.judge_key, -1) for r in got), np.intp, n)
     ok_value = GradeStatus.OK.value
     ok = np.fromiter((s == ok_value for s in statuses), np.bool_, n)
     has_score = np.fromiter((s is not None for s in scores), np.bool_, n)
     # what the grades spent, summed per run in row order (as `+=` in a loop would)
     failed = np.bincount(run, weights=(~ok).astype(np.float64), minlength=n_runs)
-    cost = np.bincount(run, weights=np.array(costs, dtype=np.float64), minlength=n_runs)
-    spent_in = np.bincount(run, weights=np.array(tokens_in, dtype=np.float64), minlength=n_runs)
-    spent_out = np.bincount(run, weights=np.array(tokens_out, dtype=np.float64), minlength=n_runs)
+    cost = np.bincount(run, weights=np.fromiter((r.cost_usd for r in got), np.float64, n), minlength=n_runs)
+    spent_in = np.bincount(run, weights=np.fromiter((r.input_tokens for r in got), np.float64, n), minlength=n_runs)
+    spent_out = np.bincount(run, weights=np.fromiter((r.output_tokens for r in got), np.float64, n), minlength=n_runs)
     # the scored grades: one group per (run, judge), a judge's repeats averaged
     chosen = ok & has_score & (judge >= 0)
     values = np.array(scores, dtype=np.float64)[chosen]  # None read as NaN, then left out
@@ -702,19 +771,16 @@ def panel_figures(
     for row in distinct.tolist():
         judge_scores = {label[j]: v for j, v in enumerate(row) if not math.isnan(v)}
         made.append(panel_score("", judge_scores) if judge_scores else None)
-    runs: dict[str, RunFigures] = {}
-    for run_id, w, f, c, i, o in zip(
-        index,
-        which.tolist(),
-        failed.tolist(),
-        cost.tolist(),
-        spent_in.tolist(),
-        spent_out.tolist(),
-        strict=True,
-    ):
-        s = made[w]
-        score = None if s is None else RunTierScore(run_id, s.judge_scores, {}, s.mean, s.variance)
-        runs[run_id] = RunFigures(score, int(f), c, int(i), int(o))
+    spent = list(
+        zip(
+            [int(f) for f in failed.tolist()],
+            cost.tolist(),
+            [int(i) for i in spent_in.tolist()],
+            [int(o) for o in spent_out.tolist()],
+            strict=True,
+        )
+    )
+    runs = RunFiguresTable(index, made, which.tolist(), spent)
     # the noise floor: the SD of a judge's repeats of a run, once per distinct (n, Σ, Σ²)
     repeated = count >= 2
     floor: dict[str, list[float]] = {}
