@@ -76,7 +76,9 @@ def _rows(rng: random.Random, keys: list[str], n_runs: int, repeats: int) -> lis
             for rep in range(rng.randint(1, repeats)):
                 status = rng.choice(["ok"] * 8 + ["error", "parse_error"])
                 # weighted level means: values whose sums round (0.1 + 0.2 ...)
-                score = None if rng.random() < 0.05 else rng.choice([0.1, 0.2, 0.3, 0.7, 1 / 3, 2.25])
+                score = (
+                    None if rng.random() < 0.05 else rng.choice([0.1, 0.2, 0.3, 0.7, 1 / 3, 2.25])
+                )
                 rows.append(
                     PanelGradeRow(
                         f"run-{r:04d}",
@@ -136,7 +138,7 @@ def test_the_columns_give_the_loops_figures_exactly(repeats: int) -> None:
 def test_three_repeats_are_summed_as_fsum_sums() -> None:
     # 0.1 + 0.2 + 0.3 is 0.6000000000000001 added in order; fsum rounds once: 0.6
     values = [0.1, 0.2, 0.3]
-    assert 0.1 + 0.2 + 0.3 != math.fsum(values)
+    assert math.fsum(values) != 0.1 + 0.2 + 0.3
     import numpy as np
 
     total, total_sq = grading._exact_sums(

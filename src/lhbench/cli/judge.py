@@ -131,13 +131,13 @@ def judge(
     rows = []
     for r in res.graded:
         fig = figures.run_row(r.id)  # plain values: no object per run
-        judges, mean, variance, failed, cost, tokens_in, tokens_out = fig or _UNGRADED
+        scores, mean, variance, failed, cost, tokens_in, tokens_out = fig or _UNGRADED
         rows.append(
             {
                 "run": r.id,
                 "harness": r.harness,
                 "model": r.model,
-                "judges": judges,  # shared by runs with the same scores (read, never changed)
+                "judges": scores,  # shared by runs with the same scores (read, never changed)
                 "mean": mean,
                 "variance": variance,
                 "failed": failed,
