@@ -150,3 +150,27 @@ def test_three_repeats_are_summed_as_fsum_sums() -> None:
 
 def test_no_rows_no_figures() -> None:
     assert panel_figures([], {}) == PanelFigures({}, 0, {})
+
+
+def test_a_runs_plain_row_is_its_figures() -> None:
+    # what `lhbench judge` prints is read as plain values: the RunFigures' values
+    rng = random.Random(7)
+    identities = {i.key: i for i in (_identity("openai:judge-a"), _identity("openai:judge-b"))}
+    rows = _rows(rng, list(identities), 40, 2)
+    rows.append(PanelGradeRow("run-failed", next(iter(identities)), 0, "error", None, 3, 4, 0.5))
+    got = panel_figures(rows, identities)
+    as_dict = PanelFigures(dict(got.runs), got.ok_grades, got.noise_floor)  # built elsewhere
+    assert as_dict == got
+    for run_id, fig in got.runs.items():
+        spent = (fig.failed, fig.cost_usd, fig.input_tokens, fig.output_tokens)
+        if fig.score is None:
+            want: tuple[object, ...] = ({}, math.nan, math.nan, *spent)
+            row = got.run_row(run_id)
+            assert row is not None and row[0] == {} and all(map(math.isnan, row[1:3]))
+            assert row[3:] == spent
+        else:
+            want = (fig.score.judge_scores, fig.score.mean, fig.score.variance, *spent)
+            assert got.run_row(run_id) == want
+        assert as_dict.run_row(run_id) == got.run_row(run_id) or fig.score is None
+    assert got.run_row("run-never-graded") is None is as_dict.run_row("run-never-graded")
+    assert got.runs["run-failed"].score is None and "run-failed" in got.runs
