@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -22,7 +22,13 @@ from lhbench.cli.common import (
 )
 from lhbench.cli.runs import print_summary
 
+if TYPE_CHECKING:
+    from lhbench.jobs.grading import RunFiguresRow
+
 __all__ = ["register"]
+
+# the figures of a run with no grade
+_UNGRADED: RunFiguresRow = ({}, math.nan, math.nan, 0, 0.0, 0, 0)
 
 
 def judge(
@@ -124,25 +130,26 @@ def judge(
     floor = figures.noise_floor if repeats > 1 else {}
     rows = []
     for r in res.graded:
-        fig = figures.runs.get(r.id)
-        sc = fig.score if fig else None
+        fig = figures.run_row(r.id)  # plain values: no object per run
+        scores, mean, variance, failed, cost, tokens_in, tokens_out = fig or _UNGRADED
         rows.append(
             {
                 "run": r.id,
                 "harness": r.harness,
                 "model": r.model,
-                "judges": sc.judge_scores if sc else {},
-                "mean": sc.mean if sc else math.nan,
-                "variance": sc.variance if sc else math.nan,
-                "failed": fig.failed if fig else 0,
-                "cost_usd": round(fig.cost_usd, 6) if fig else 0,
-                "input_tokens": fig.input_tokens if fig else 0,
-                "output_tokens": fig.output_tokens if fig else 0,
+                "judges": scores,  # shared by runs with the same scores (read, never changed)
+                "mean": mean,
+                "variance": variance,
+                "failed": failed,
+                "cost_usd": round(cost, 6) if fig else 0,
+                "input_tokens": tokens_in,
+                "output_tokens": tokens_out,
             }
         )
     if as_json:
         dump_json(
-            {**head, **usage, "ok_grades": figures.ok_grades, "runs": rows, "noise_floor": floor}
+            {**head, **usage, "ok_grades": figures.ok_grades, "runs": rows, "noise_floor": floor},
+            str_keys=True,  # ids, labels and the summary's reasons
         )
         return
     table = new_table(

@@ -157,21 +157,35 @@ class VoteFact(NamedTuple):
 _SPENT_PATHS = ("usage.input_tokens", "usage.output_tokens", "cost_usd")
 
 
-def _spent(packed: str | None) -> tuple[Any, Any, Any]:
-    """SQLite's ``json_extract`` of the three paths: a JSON array of two ints and a number.
+def _sqlite_panel_rows(
+    batch: Sequence[Any], keys: dict[str, str], out: list[PanelGradeRow]
+) -> None:
+    """SQLite's rows of :meth:`JudgementStore.panel_grade_rows` as PanelGradeRows, into ``out``.
 
-    Split rather than ``json.loads`` (a third of the rows' cost at 500,000 rows).
+    The last column is SQLite's ``json_extract`` of the three spent paths, a JSON array of
+    two ints and a number: split, not ``json.loads`` (a third of the rows' cost), in one
+    loop with no call per row (a second at 400,000 rows).
     """
-    if not packed:
-        return None, None, None
-    tokens_in, tokens_out, cost = packed[1:-1].split(",")
-    return (
-        None if tokens_in == "null" else int(tokens_in),
-        None if tokens_out == "null" else int(tokens_out),
-        None if cost == "null" else float(cost),
-    )
+    make = PanelGradeRow
+    append = out.append
+    for run_id, judge_key, repeat, status, score, retryable, packed in batch:
+        tokens_in, tokens_out, cost = packed[1:-1].split(",") if packed else _NO_SPENT
+        append(
+            make(
+                run_id,
+                keys[judge_key],
+                int(repeat),
+                status,
+                None if score is None else float(score),
+                0 if tokens_in == "null" else int(tokens_in),
+                0 if tokens_out == "null" else int(tokens_out),
+                0.0 if cost == "null" else float(cost),
+                bool(retryable),
+            )
+        )
 
 
+_NO_SPENT = ("null", "null", "null")
 _OUTCOME = {"a": 0, "tie": 1, "b": 2}
 # a plan up to this many keys is looked up by key (one IN query)
 _STATE_CHUNK = 500
@@ -772,8 +786,11 @@ class JudgementStore(StoreBase):
             try:
                 cursor.execute(sql)
                 while batch := cursor.fetchmany(20_000):
+                    if sqlite:
+                        _sqlite_panel_rows(batch, keys, out)
+                        continue
                     for row in batch:
-                        tokens_in, tokens_out, cost = _spent(row[6]) if sqlite else row[6:9]
+                        tokens_in, tokens_out, cost = row[6:9]
                         score = row[4]
                         out.append(
                             PanelGradeRow(
