@@ -350,3 +350,20 @@ def test_a_pattern_the_sample_missed_is_read_as_its_text(tmp_path: Path) -> None
     for column in ("status", "retryable", "repeat"):
         assert np.array_equal(getattr(got, column), getattr(want, column)), column
     assert int((got.repeat == 7).sum()) == 3 and int((got.status != 0).sum()) == 1
+
+
+def test_a_column_of_many_values_is_read_as_text(tmp_path: Path) -> None:
+    """More than 64 values of one column (here rubric contents) would make each row's CASE
+    cost more than its text: the grades are read as text, and read right."""
+    grades = [
+        _stored(f"run-{n}", JUDGE_MODELS[n % 3], (1, 2, 3), n, rubric_hash=f"{n % 70:064d}")
+        for n in range(700)
+    ]
+    with Store.open(f"sqlite:///{tmp_path / 'lhbench.db'}") as store:
+        store.save_grades(grades)
+        judges = {k: JudgeName(k, i.label) for k, i in store.judge_identities().items()}
+        assert store._pattern_coding(judges) is None
+        got = store.grade_columns(judges)
+    want = GradeColumns.from_grades(grades)
+    assert [got.keys[i] for i in got.key] == [want.keys[i] for i in want.key]
+    assert len(got.keys) == 70

@@ -936,7 +936,7 @@ class AggregateStore(RunStore):
         domains: list[dict[str, int]] = [{} for _ in _pattern_parts()]
         extra: dict[int, Sequence[str]] = {
             1: [t.value for t in TierKind],
-            3: list(judges),
+            3: list(judges) if len(judges) <= _MOST_VALUES else [],
             4: [s.value for s in GradeStatus],
             5: ["0", "1"],
             6: ["0", "1", "2"],
@@ -946,8 +946,10 @@ class AggregateStore(RunStore):
                 if isinstance(value, str):
                     domain.setdefault(value, len(domain))
         radixes = [len(d) for d in domains]
-        if not all(radixes) or math.prod(radixes) >= 2**62:
-            return None  # no grade sampled (rowids left by deletes), or too many values
+        if not all(radixes) or max(radixes) > _MOST_VALUES:
+            # no grade sampled (rowids left by deletes), or so many values that a row's
+            # CASE (a comparison per value) would cost more than its text
+            return None
         return _PatternCoding([list(d) for d in domains], radixes)
 
     def failure_step_counts(self, run_ids: Sequence[str]) -> dict[str, StepTally]:
@@ -1123,6 +1125,8 @@ class ReportRun:
 _SEP = "\x1f"
 # grades read to learn the values of the patterns' columns (:meth:`_pattern_coding`)
 _SAMPLE = 1_000
+# the most values of one column the coding compares a row's value with
+_MOST_VALUES = 64
 
 
 def _pattern_parts() -> list[Any]:
