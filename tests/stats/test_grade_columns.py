@@ -313,3 +313,57 @@ def test_the_store_reads_the_columns_the_documents_give(tmp_path: Path) -> None:
     # the tables hold each distinct value once: no object per grade
     assert len(got.run_ids) == 5000 and len(got.judges) == 3 and len(got.keys) == 1
     assert len(got.score_lists) < 1000
+
+
+def test_a_pattern_the_sample_missed_is_read_as_its_text(tmp_path: Path) -> None:
+    """On SQLite a grade's low-variety columns come as an integer code when every value is
+    one a sample of grades (and the enums) knew, else as text: a store mixing both reads
+    the same columns as its documents give, a rare judge, rubric content, repeat and
+    status included."""
+    rng = random.Random(5)
+    grades = []
+    for n in range(6000):
+        judge = JUDGE_MODELS[n % 3]
+        scores = tuple(rng.randint(1, 5) for _ in range(3))
+        extra: dict = {"repeat": (n // 3) % 2}
+        if n in (2002, 4003, 5999):  # rowids the sample (1..1000, then every 6th) skips
+            judge = "openai:rare-judge"
+            extra = {"repeat": 7, "rubric_hash": "f" * 64, "tier": TierKind.BEHAVIOR}
+        if n == 3004:
+            extra = {"repeat": 0, "status": GradeStatus.ERROR, "retryable": True, "error": "x"}
+        grades.append(_stored(f"run-{n // 6}", judge, scores, n, **extra))
+    with Store.open(f"sqlite:///{tmp_path / 'lhbench.db'}") as store:
+        store.save_grades(grades)  # in rowid order
+        judges = {k: JudgeName(k, i.label) for k, i in store.judge_identities().items()}
+        known = {k: v for k, v in judges.items() if v.label != "openai:rare-judge"}
+        coding = store._pattern_coding(known)
+        got = store.grade_columns(known)
+    # the rare rows were not sampled: they are read as text, the others as codes
+    assert coding is not None
+    assert "f" * 64 not in coding.domains[2] and "7" not in coding.domains[6]
+    assert "h" * 64 in coding.domains[2] and "0" in coding.domains[6]
+    want = GradeColumns.from_grades(grades)
+    rename = {n.key: known.get(n.key, JudgeName(n.key, n.key)) for n in want.judges}
+    assert [got.judges[i] for i in got.judge] == [rename[want.judges[i].key] for i in want.judge]
+    assert [got.keys[i] for i in got.key] == [want.keys[i] for i in want.key]
+    assert [got.run_ids[i] for i in got.run] == [want.run_ids[i] for i in want.run]
+    for column in ("status", "retryable", "repeat"):
+        assert np.array_equal(getattr(got, column), getattr(want, column)), column
+    assert int((got.repeat == 7).sum()) == 3 and int((got.status != 0).sum()) == 1
+
+
+def test_a_column_of_many_values_is_read_as_text(tmp_path: Path) -> None:
+    """More than 64 values of one column (here rubric contents) would make each row's CASE
+    cost more than its text: the grades are read as text, and read right."""
+    grades = [
+        _stored(f"run-{n}", JUDGE_MODELS[n % 3], (1, 2, 3), n, rubric_hash=f"{n % 70:064d}")
+        for n in range(700)
+    ]
+    with Store.open(f"sqlite:///{tmp_path / 'lhbench.db'}") as store:
+        store.save_grades(grades)
+        judges = {k: JudgeName(k, i.label) for k, i in store.judge_identities().items()}
+        assert store._pattern_coding(judges) is None
+        got = store.grade_columns(judges)
+    want = GradeColumns.from_grades(grades)
+    assert [got.keys[i] for i in got.key] == [want.keys[i] for i in want.key]
+    assert len(got.keys) == 70

@@ -664,11 +664,11 @@ class ReportData:
             from lhbench.jobs.packs import refresh_packs
 
             changes = [c.note for c in refresh_packs(store)]
-        if lean and graded and store.backend == "postgresql":
-            # PostgreSQL sorts the million grades in its own process (2-3 s before the first
-            # row at 100,000 runs): asked on a thread, while this one reads the runs,
-            # labels, verdicts and votes. (On SQLite the sort holds the process's core
-            # and its rows need the GIL one at a time: no gain there, measured.)
+        if lean and graded:
+            # The database sorts the million grades (PostgreSQL in its own process, 2-3 s
+            # before the first row at 100,000 runs; SQLite in its step call, which lets go
+            # of the GIL): asked on a thread, while this one reads the runs, labels,
+            # verdicts and votes.
             judges = {k: JudgeName(k, ident.label) for k, ident in store.judge_identities().items()}
             reader = ThreadPoolExecutor(1, thread_name_prefix="lhbench-grades")
             pending = reader.submit(store.grade_columns, judges)
