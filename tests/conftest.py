@@ -43,7 +43,11 @@ def pytest_configure(config: pytest.Config) -> None:
     if not PG_URL or not worker or _WORKER_DB is not None:
         return
     base = make_url(PG_URL)
-    name = f"{base.database}_{worker}"
+    # named after the run too: two runs against the same base database (two checkouts'
+    # suites at once) must not drop each other's worker databases (.ci/run drops what a
+    # killed worker leaves: every `<db>_gw%`)
+    run = os.environ.get("PYTEST_XDIST_TESTRUNUID", "")[:8]
+    name = f"{base.database}_{worker}_{run}" if run else f"{base.database}_{worker}"
     admin = _admin_engine(PG_URL)
     try:
         with admin.connect() as conn:

@@ -32,6 +32,12 @@ class PackStore(StoreBase):
         head = pack.model_dump(mode="json", exclude={"tasks", "rubrics"})
         now = utcnow()
         with Session(self.engine) as s, s.begin():
+            # already the pack's current content, from the same place: nothing to write (a
+            # write, even an INSERT that inserts nothing, bumps the store's version on
+            # PostgreSQL, so every `lhbench judge` that found all its grades stored made the
+            # web app recompute its summary)
+            if self._pack_is_current(s, pack, where):
+                return False
             new = self._insert_ignore(
                 s,
                 PackRow,
@@ -86,6 +92,32 @@ class PackStore(StoreBase):
                 ],
             )
         return True
+
+    @staticmethod
+    def _pack_is_current(s: Session, pack: TaskPack, where: dict[str, str | None]) -> bool:
+        """Whether ``pack``'s content is its id's newest registration, with ``where`` as stored.
+
+        Not when another content of the id ties with it on (seen_at, created_at): which one
+        is current would then be up to the database's order, and the write breaks the tie.
+        """
+        newest = s.execute(
+            select(
+                PackRow.content_hash,
+                PackRow.source_dir,
+                PackRow.disk_stat,
+                PackRow.seen_at,
+                PackRow.created_at,
+            )
+            .where(PackRow.id == pack.id)
+            .order_by(PackRow.seen_at.desc(), PackRow.created_at.desc())
+            .limit(2)
+        ).all()
+        if not newest or newest[0][0] != pack.content_hash:
+            return False
+        if len(newest) > 1 and tuple(newest[1][3:]) == tuple(newest[0][3:]):
+            return False
+        stored = {"source_dir": newest[0][1], "disk_stat": newest[0][2]}
+        return all(stored[k] == v for k, v in where.items())
 
     def get_pack(self, content_hash: str) -> TaskPack:
         """The pack version with this hash (StoreError if it is not stored)."""
