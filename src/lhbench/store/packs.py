@@ -100,23 +100,22 @@ class PackStore(StoreBase):
         Not when another content of the id ties with it on (seen_at, created_at): which one
         is current would then be up to the database's order, and the write breaks the tie.
         """
+        # the place's columns only when asked: a migration's data step saves packs into a
+        # schema older than them
+        place = [PackRow.source_dir, PackRow.disk_stat] if where else []
         newest = s.execute(
-            select(
-                PackRow.content_hash,
-                PackRow.source_dir,
-                PackRow.disk_stat,
-                PackRow.seen_at,
-                PackRow.created_at,
-            )
+            select(PackRow.content_hash, PackRow.seen_at, PackRow.created_at, *place)
             .where(PackRow.id == pack.id)
             .order_by(PackRow.seen_at.desc(), PackRow.created_at.desc())
             .limit(2)
         ).all()
         if not newest or newest[0][0] != pack.content_hash:
             return False
-        if len(newest) > 1 and tuple(newest[1][3:]) == tuple(newest[0][3:]):
+        if len(newest) > 1 and tuple(newest[1][1:3]) == tuple(newest[0][1:3]):
             return False
-        stored = {"source_dir": newest[0][1], "disk_stat": newest[0][2]}
+        if not where:
+            return True
+        stored = {"source_dir": newest[0][3], "disk_stat": newest[0][4]}
         return all(stored[k] == v for k, v in where.items())
 
     def get_pack(self, content_hash: str) -> TaskPack:
