@@ -15,6 +15,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
+from html import escape as html_escape
 from typing import Any, Literal
 
 from markdown_it import MarkdownIt
@@ -87,15 +88,34 @@ def _named_lexer(language: str) -> Lexer:
     return lexer
 
 
+def _plain(text: str) -> str:
+    """What Pygments' text lexer and ``_FORMATTER`` make of ``text``, without their machinery.
+
+    A transcript page highlights thousands of tool outputs as plain text; this is the same
+    string (one unstyled token: the lexer's input preprocessing, then escaped) at a
+    fraction of the cost. ``tests/web/test_render_plain.py`` holds it to Pygments' output.
+    """
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    if not text.endswith("\n"):
+        text += "\n"
+    return html_escape(text, quote=False)
+
+
 def highlight(text: str, filename: str | None = None, language: str | None = None) -> Markup:
     """Source code as highlighted, escaped HTML (``<pre class="hl">``)."""
     text = text[:MAX_TEXT]
-    try:
-        lexer = _named_lexer(language) if language else _lexer(filename, text)
-    except ClassNotFound:
-        lexer = TextLexer(stripnl=False)
-    body = _pyg_highlight(text, lexer, _FORMATTER)
-    return Markup('<pre class="hl"><code>') + Markup(body) + Markup("</code></pre>")
+    if not filename and not language:
+        body = _plain(text)
+    else:
+        try:
+            lexer = _named_lexer(language) if language else _lexer(filename, text)
+        except ClassNotFound:
+            lexer = TextLexer(stripnl=False)
+        body = _pyg_highlight(text, lexer, _FORMATTER)
+    # one Markup of the joined string: the same text as adding three Markups, a third the work
+    return Markup('<pre class="hl"><code>' + body + "</code></pre>")
 
 
 def short(value: object, limit: int = 90) -> str:
