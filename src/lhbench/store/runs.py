@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -519,15 +520,21 @@ def _step_columns() -> list[Any]:
     return [cast(tbl.c[c], Text) if i in json_at else tbl.c[c] for i, c in enumerate(STEP_COLUMNS)]
 
 
+# a run of 19 digits may be an integer past 64 bits, which orjson reads as a float
+_LONG_DIGITS = re.compile(r"\d{19}")
+
+
 def _json_of(text: str | None) -> Any:
     if text is None:
         return None
-    try:
-        return orjson.loads(text)
-    except orjson.JSONDecodeError:
-        # what orjson refuses and the stdlib reads (NaN, integers past 64 bits, lone
-        # surrogates), as a store written by json.dumps may hold
-        return json.loads(text)
+    if _LONG_DIGITS.search(text) is None:
+        try:
+            return orjson.loads(text)
+        except orjson.JSONDecodeError:
+            pass
+    # what orjson refuses or reads otherwise and the stdlib reads (NaN, integers past
+    # 64 bits, lone surrogates), as a store written by json.dumps may hold
+    return json.loads(text)
 
 
 def _step_of(row: Sequence[Any]) -> Step:
