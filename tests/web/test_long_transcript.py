@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from lhbench.schema import Role, Step, StepKind, Trajectory
@@ -41,13 +43,17 @@ def _trajectory() -> Trajectory:
 
 def test_only_the_shown_blocks_are_highlighted(monkeypatch: pytest.MonkeyPatch) -> None:
     calls = [0]
-    real = render.highlight
 
-    def counting(*args: object, **kw: object) -> object:
-        calls[0] += 1
-        return real(*args, **kw)  # type: ignore[arg-type]
+    def counting(real: Any) -> Any:
+        def call(*args: object, **kw: object) -> object:
+            calls[0] += 1
+            return real(*args, **kw)
 
-    monkeypatch.setattr(render, "highlight", counting)
+        return call
+
+    # a tool call's input is highlighted by tool_input_html (a flat one without Pygments)
+    monkeypatch.setattr(render, "highlight", counting(render.highlight))
+    monkeypatch.setattr(render, "tool_input_html", counting(render.tool_input_html))
     traj = _trajectory()
     whole = fold_transcript(traj, [])
     every = calls[0]

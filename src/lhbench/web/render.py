@@ -15,6 +15,8 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
+from html import escape as html_escape
+from json.encoder import encode_basestring as encode_json_string
 from typing import Any, Literal
 
 from markdown_it import MarkdownIt
@@ -38,6 +40,7 @@ __all__ = [
     "markdown",
     "render_artifact",
     "short",
+    "tool_input_html",
 ]
 
 MAX_TEXT = 300_000
@@ -87,15 +90,79 @@ def _named_lexer(language: str) -> Lexer:
     return lexer
 
 
+def _plain(text: str) -> str:
+    """What Pygments' text lexer and ``_FORMATTER`` make of ``text``, without their machinery.
+
+    A transcript page highlights thousands of tool outputs as plain text; this is the same
+    string (one unstyled token: the lexer's input preprocessing, then escaped) at a
+    fraction of the cost. ``tests/web/test_render_plain.py`` holds it to Pygments' output.
+    """
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    if not text.endswith("\n"):
+        text += "\n"
+    return html_escape(text, quote=False)
+
+
 def highlight(text: str, filename: str | None = None, language: str | None = None) -> Markup:
     """Source code as highlighted, escaped HTML (``<pre class="hl">``)."""
     text = text[:MAX_TEXT]
-    try:
-        lexer = _named_lexer(language) if language else _lexer(filename, text)
-    except ClassNotFound:
-        lexer = TextLexer(stripnl=False)
-    body = _pyg_highlight(text, lexer, _FORMATTER)
-    return Markup('<pre class="hl"><code>') + Markup(body) + Markup("</code></pre>")
+    if not filename and not language:
+        body = _plain(text)
+    else:
+        try:
+            lexer = _named_lexer(language) if language else _lexer(filename, text)
+        except ClassNotFound:
+            lexer = TextLexer(stripnl=False)
+        body = _pyg_highlight(text, lexer, _FORMATTER)
+    # one Markup of the joined string: the same text as adding three Markups, a third the work
+    return Markup('<pre class="hl"><code>' + body + "</code></pre>")
+
+
+_JSON_SCALAR_CLASS = {str: "s2", int: "mi", bool: "kc", type(None): "kc"}
+_JSON_CONST = {True: "true", False: "false", None: "null"}
+
+
+def tool_input_html(tool_input: dict[str, Any] | None) -> Markup:
+    """A tool call's input as indented JSON, highlighted (what ``highlight`` makes of it).
+
+    Most tool inputs are flat: names to strings, integers, booleans or null. Their
+    highlighted form is written here directly, span for span what Pygments' JSON lexer and
+    ``_FORMATTER`` make of ``json.dumps(..., indent=2)``, at a fraction of the cost (a
+    transcript page shows 1,500 of them); anything else goes through Pygments.
+    ``tests/web/test_render_plain.py`` holds the two to the same bytes.
+    """
+    value = tool_input or {}
+    if not value:
+        return Markup('<pre class="hl"><code><span class="p">{}</span>\n</code></pre>')
+    lines = ['<pre class="hl"><code><span class="p">{</span>\n']
+    size = 4
+    last = len(value) - 1
+    for i, (k, v) in enumerate(value.items()):
+        cls = _JSON_SCALAR_CLASS.get(type(v))
+        if cls is None or type(k) is not str:
+            return _json_highlight(value)
+        if cls == "s2":
+            text = encode_json_string(v)
+        else:  # by type: 1 == True, so the constants are not looked up for an integer
+            text = _JSON_CONST[v] if cls == "kc" else int.__repr__(v)
+        key = encode_json_string(k)
+        size += len(key) + len(text) + 8
+        lines.append(
+            f'<span class="w">  </span><span class="nt">{html_escape(key, quote=False)}</span>'
+            f'<span class="p">:</span><span class="w"> </span>'
+            f'<span class="{cls}">{html_escape(text, quote=False)}</span>'
+            + ('<span class="p">,</span>\n' if i != last else "\n")
+        )
+    if size >= MAX_TEXT:  # highlight would cut it: as it does
+        return _json_highlight(value)
+    lines.append('<span class="p">}</span>\n</code></pre>')
+    return Markup("".join(lines))
+
+
+def _json_highlight(value: dict[str, Any]) -> Markup:
+    return highlight(json.dumps(value, indent=2, ensure_ascii=False), language="json")
 
 
 def short(value: object, limit: int = 90) -> str:
@@ -311,9 +378,7 @@ def fold_transcript(
                 [s, *outs],
                 title=s.tool_name or "tool",
                 summary=_input_summary(s.tool_input),
-                input=highlight(
-                    json.dumps(s.tool_input or {}, indent=2, ensure_ascii=False), language="json"
-                ),
+                input=tool_input_html(s.tool_input),
                 outputs=[(o, highlight(o.tool_output or o.content or "", None)) for o in outs],
             )
             if s.content.strip():

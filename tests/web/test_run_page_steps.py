@@ -1,0 +1,169 @@
+"""What a run page shows of a many-step transcript, on each backend.
+
+Every shown step is on the page: its anchor, its role and kind (the block's actor and
+title), and its content, escaped. Hostile content (markup, template syntax, NUL) is shown
+as text, never interpreted. Blocks past the page's limit are counted, and shown with
+``?all=true``. Written once through the store's row path and once through importers'
+flat rows: both read back to the same page.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from html import escape
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+
+from lhbench.schema import Role, Run, RunStatus, Step, StepKind, Trajectory
+from lhbench.store import Store
+from lhbench.web import add_user, create_app, run_pages
+from lhbench.web.auth import LoginPolicy
+from tests.web.conftest import settings
+
+PAIRS = 30
+HOSTILE = [
+    "<script>window.__xss=1</script>",
+    "{{ 'tem' ~ 'plated' }} {% if true %}jinja{% endif %}",
+    "nul\x00byte",
+    "a & b < c > d \" e ' f",
+]
+
+
+def _steps(hostile: list[str]) -> list[Step]:
+    steps = [Step(index=0, role=Role.USER, kind=StepKind.MESSAGE, content="go " + HOSTILE[0])]
+
+    def add(**kw: object) -> None:
+        steps.append(Step(index=len(steps), **kw))  # type: ignore[arg-type]
+
+    for k in range(PAIRS):
+        bad = hostile[k % len(hostile)]
+        tool_input: dict[str, object] = {"command": f"run {k} {bad}", "timeout": k}
+        if k % 5 == 4:  # nested and fractional: the inputs that go through Pygments
+            tool_input = {"argv": ["run", str(k), bad], "ratio": k / 8}
+        add(
+            role=Role.ASSISTANT,
+            kind=StepKind.TOOL_CALL,
+            tool_name=f"Bash{k}",
+            tool_call_id=f"c{k}",
+            tool_input=tool_input,
+        )
+        add(
+            role=Role.TOOL,
+            kind=StepKind.TOOL_RESULT,
+            tool_call_id=f"c{k}",
+            tool_name=f"Bash{k}",
+            tool_output=f"out {k} {bad}\r\n",
+            is_error=k % 7 == 3,
+            exit_code=2 if k % 7 == 3 else 0,
+        )
+        if k % 6 == 0:
+            add(role=Role.ASSISTANT, kind=StepKind.THINKING, content=f"think {k} {bad}")
+        if k % 6 == 1:
+            add(role=Role.HARNESS, kind=StepKind.HOOK, tool_name=f"hook{k}", content=f"h {bad}")
+        if k % 6 == 2:
+            add(role=Role.HARNESS, kind=StepKind.ERROR, content=f"boom {k} {bad}")
+        if k % 6 == 3:
+            add(role=Role.HARNESS, kind=StepKind.COMPACTION, content=f"compact {k}")
+    add(role=Role.ASSISTANT, kind=StepKind.MESSAGE, content="done " + HOSTILE[1])
+    return steps
+
+
+def _client(store: Store, tmp: Path) -> TestClient:
+    add_user(store, "boss", "a long enough password", admin=True)
+    app = create_app(
+        store, secret="s", settings=settings(tmp), login_policy=LoginPolicy(floor_s=0.0)
+    )
+    c = TestClient(app)
+    token = c.get("/login").text.split('name="csrf_token" value="')[1].split('"')[0]
+    r = c.post(
+        "/login",
+        data={"name": "boss", "password": "a long enough password", "csrf_token": token},
+        follow_redirects=False,
+    )
+    assert r.status_code == 303
+    return c
+
+
+def _run(run_id: str) -> Run:
+    return Run(
+        id=run_id,
+        pack_id="p",
+        task_id="t",
+        harness="h",
+        model="m",
+        status=RunStatus.COMPLETED,
+        started_at=datetime(2026, 11, 28, tzinfo=UTC),
+    )
+
+
+def _page(c: TestClient, run_id: str, query: str = "") -> str:
+    r = c.get(f"/runs/{run_id}{query}")
+    assert r.status_code == 200
+    return r.text
+
+
+def _shown(page: str, s: Step) -> None:
+    """The step's anchor, actor and content are on the page, escaped."""
+    assert f'id="step-{s.index}"' in page
+    if s.kind == StepKind.TOOL_RESULT:  # folded into its call's block
+        assert escape(s.tool_output or "", quote=False).replace("\r\n", "\n") in page
+        return
+    title = {
+        StepKind.MESSAGE: s.role.value,
+        StepKind.TOOL_CALL: s.tool_name,
+        StepKind.THINKING: "thinking",
+        StepKind.HOOK: s.tool_name,
+        StepKind.ERROR: "error",
+        StepKind.COMPACTION: "context compacted",
+    }[s.kind]
+    assert f'<span class="actor {s.role.value}">{title}</span>' in page
+    if s.kind == StepKind.TOOL_CALL:
+        for value in (s.tool_input or {}).values():
+            for v in value if isinstance(value, list) else [value]:
+                assert escape(json.dumps(v), quote=False) in page
+    else:
+        # Markdown shows a NUL as U+FFFD; highlighted text keeps it
+        text = escape(s.content, quote=False)
+        assert text in page or text.replace("\x00", "\ufffd") in page
+
+
+def test_many_step_page_shows_every_step_escaped(
+    store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # PostgreSQL's text holds no NUL (the store refuses such a step there)
+    nul = store.engine.dialect.name == "sqlite"
+    steps = _steps([h for h in HOSTILE if nul or "\x00" not in h])
+    store.save_run(_run("rows"))
+    store.save_trajectory(Trajectory(run_id="rows", steps=steps))
+    store.save_run(_run("flat"))
+    store.append_steps("flat", steps)
+    limit = 40
+    monkeypatch.setattr(run_pages, "MAX_BLOCKS", limit)
+    c = _client(store, tmp_path)
+    whole = _page(c, "rows", "?all=true")
+    page = _page(c, "rows")
+    # both write paths read back to the same page
+    assert _page(c, "flat", "?all=true") == whole.replace("rows", "flat")
+    for s in steps:
+        _shown(whole, s)
+    # the page shows its first blocks whole and counts the rest
+    n_blocks = whole.count('<li class="block ')
+    assert n_blocks == len(steps) - PAIRS > limit
+    assert page.count('<li class="block ') == limit
+    assert f"Show {n_blocks - limit} more steps" in page
+    assert "more steps" not in whole
+    for s in steps:
+        if f'id="step-{s.index}"' in page:
+            _shown(page, s)
+    # hostile content is text: no script element, no template evaluated
+    for p in (page, whole):
+        assert "<script>window.__xss" not in p
+        assert "&lt;script&gt;window.__xss=1&lt;/script&gt;" in p
+        assert "{{ &#39;tem&#39; ~ &#39;plated&#39; }}" in p or "{{ 'tem' ~ 'plated' }}" in p
+        assert "templated" not in p
+        assert "{% if true %}jinja{% endif %}" in p
+    assert ("nul\x00byte" in whole) == nul
+    assert f"{len(steps)} steps" in page
