@@ -33,6 +33,7 @@ from sqlalchemy import (
     literal,
     literal_column,
     select,
+    text,
     update,
 )
 from sqlalchemy.orm import Session
@@ -227,6 +228,18 @@ RUN_SORTS = {
     "cost": (RunRow.cost_usd, RunRow.id),
     "started": (RunRow.started_at, RunRow.id),
 }
+
+
+# every distinct grades.judge_key, one index seek each (a "loose index scan": neither
+# backend skips through an index for DISTINCT by itself)
+_DISTINCT_JUDGE_KEYS = text(
+    "WITH RECURSIVE k(key) AS ("
+    " SELECT min(judge_key) FROM grades"
+    " UNION ALL"
+    " SELECT (SELECT min(g.judge_key) FROM grades AS g WHERE g.judge_key > k.key)"
+    " FROM k WHERE k.key IS NOT NULL"
+    ") SELECT key FROM k WHERE key IS NOT NULL"
+)
 
 
 def _as_datetime(value: Any) -> datetime:
@@ -654,14 +667,21 @@ class AggregateStore(RunStore):
         Grades of the runs ``excluding`` (a report leaves out runs that failed for
         infrastructure) are not looked at.
         """
-        stmt = select(GradeRow.judge_key, func.max(GradeRow.created_at)).group_by(
-            GradeRow.judge_key
-        )
-        if excluding:
-            stmt = stmt.where(GradeRow.run_id.not_in(list(excluding)))
+        # the distinct judge keys by seeks in ix_grades_overview (judge_key, created_at, …),
+        # then each key's newest grade by a seek at the end of its run: a GROUP BY read every
+        # grade (1.1 s on PostgreSQL at 1,000,000 grades, quiet)
         with self.engine.connect() as conn:
-            rows = conn.execute(stmt).all()
-        return {key: _as_datetime(at) for key, at in rows}
+            keys = list(conn.execute(_DISTINCT_JUDGE_KEYS).scalars())
+            out: dict[str, datetime] = {}
+            excluded = list(excluding)
+            for key in keys:
+                stmt = select(func.max(GradeRow.created_at)).where(GradeRow.judge_key == key)
+                if excluded:
+                    stmt = stmt.where(GradeRow.run_id.not_in(excluded))
+                newest = conn.execute(stmt).scalar()
+                if newest is not None:
+                    out[key] = _as_datetime(newest)
+        return out
 
     def report_runs(self) -> Iterator[ReportRun]:
         """Every run's fields a report reads (:class:`ReportRun`), by id, a batch at a time.
