@@ -270,3 +270,33 @@ def test_a_trimmed_log_makes_the_saved_cells_unusable(store: Store, tmp_path: Pa
         loaded = analyse(store, load=lambda: state)
     assert calls == [1]
     assert _figures(loaded) == _figures(analyse_fresh(store))
+
+
+def test_a_restart_takes_the_agents_rows_from_a_valid_front(store: Store, tmp_path: Path) -> None:
+    """No write since the front was saved: the rows are the front's, not computed again."""
+    from lhbench.web.analysis import _Summary
+
+    first = _client(store, tmp_path)
+    before = _overview(first)
+    fresh = _figures(analyse_fresh(store))
+    rows: list[str] = []
+    original = _Summary._row
+
+    def counted(self: _Summary, label: str, run_ids: list[str]) -> Any:
+        rows.append(label)
+        return original(self, label, run_ids)
+
+    with pytest.MonkeyPatch.context() as mp:
+        _refuse_grade_sums(mp)
+        mp.setattr(_Summary, "_row", counted)
+        restarted = _client(store, tmp_path)
+        state = restarted.app.state.web.analysis()  # type: ignore[attr-defined]
+        assert rows == []  # every row the front's
+        assert _figures(state) == fresh
+        assert _overview(restarted) == before
+        # a write right after the start: its agent's row computed, the rest kept
+        rng = random.Random(2)
+        label(store, rng)
+        after = _overview(restarted)
+        assert 1 <= len(rows) < len(state.agents)
+    assert after == _overview(_client(store, tmp_path / "fresh"))

@@ -485,6 +485,10 @@ class GradeState:
     combo_counts: dict[tuple[str | None, str, str, str, str, str], int]
     # judge config -> its newest grade's time
     newest: dict[str, datetime]
+    # the overview's saved front, valid at change-log mark ``front_mark``: its agent rows
+    # are the rows a summary at that mark computes (used when the update ends there)
+    front: Front | None = None
+    front_mark: int = -1
 
 
 def analyse(
@@ -528,7 +532,8 @@ def _from_saved(
     changes = store.changes_since(saved.mark)
     if changes.whole - {"votes"} or changes.trimmed > saved.mark:
         return None
-    summary = _Summary.full(store, by=by, panel=panel, saved=saved)
+    front = saved.front if saved.front_mark == changes.mark else None
+    summary = _Summary.full(store, by=by, panel=panel, saved=saved, front=front)
     if not changes.runs and changes.mark == saved.mark:
         return summary
     return summary.update(store, changes)
@@ -647,6 +652,7 @@ class _Summary:
         self.human_votes = 0
         self.rows: dict[str, AgentRow] = {}
         self.chapter_infra = 0
+        self._saved_rows: Sequence[AgentRow] | None = None
 
     @classmethod
     def full(
@@ -656,13 +662,18 @@ class _Summary:
         by: Sequence[str] | None,
         panel: set[str] | None,
         saved: GradeState | None = None,
+        front: Front | None = None,
     ) -> _Summary:
         """The store summarised from scratch (its grade cells from ``saved`` if given).
 
         With ``saved``, the summary is at the saved mark: the runs written to since are
-        the caller's to update (:func:`_from_saved`).
+        the caller's to update (:func:`_from_saved`). ``front``: the overview's front at
+        the mark that update ends at; its agents' rows are used if they are of these
+        agents (the same grouping, labels and run counts), not computed again.
         """
         s = cls(store, by, panel)
+        if front is not None and front.by == s.group_by:
+            s._saved_rows = front.agents
         if saved is not None:
             s.mark, s.cells, s.combo_counts, s.newest = (
                 saved.mark,
@@ -712,8 +723,16 @@ class _Summary:
         s._set_verdicts(store.verdict_facts(), ())
         s._rate(store)
         s._count_infra(store)
+        saved = {r.label: r for r in s._saved_rows or ()}
+        s._saved_rows = None
+        if len(saved) != len(s.members) or any(
+            label not in saved or saved[label].n_runs != len(run_ids)
+            for label, run_ids in s.members.items()
+        ):
+            saved = {}
         for label, run_ids in s.members.items():
-            s.rows[label] = s._row(label, run_ids)
+            row = saved.get(label)
+            s.rows[label] = replace(row, run_ids=run_ids) if row else s._row(label, run_ids)
 
     def update(self, store: Store, changes: StoreChanges) -> _Summary | None:
         """This summary after ``changes`` (None: summarise everything again)."""

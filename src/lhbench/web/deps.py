@@ -232,13 +232,20 @@ class WebApp:
             with contextlib.suppress(OSError):
                 save_grades(path, self.secret, self.store, state)
 
-        return analyse(
-            self.store,
-            by=by,
-            panel=self.panel,
-            load=lambda: load_grades(path, self.secret, self.store),
-            save=save,
-        )
+        def load() -> GradeState | None:
+            state = load_grades(path, self.secret, self.store)
+            if state is not None and self.front_dir is not None:
+                # the front's rows, if it is valid at this mark (read first: a write
+                # between the two reads leaves the mark older than the front's, unused)
+                mark = self.store.change_mark()
+                front = load_front(
+                    front_path(self.front_dir, self.store), self.secret, self.store, self.panel
+                )
+                if front is not None:
+                    state.front, state.front_mark = front, mark
+            return state
+
+        return analyse(self.store, by=by, panel=self.panel, load=load, save=save)
 
     def _saved(self, by: tuple[str, ...] | None, make: Any) -> Analysis:
         """An analysis made by ``make``, its front saved for the next start (default grouping)."""
