@@ -273,10 +273,16 @@ def test_a_trimmed_log_makes_the_saved_cells_unusable(store: Store, tmp_path: Pa
 
 
 def test_a_restart_takes_the_agents_rows_from_a_valid_front(store: Store, tmp_path: Path) -> None:
-    """No write since the front was saved: the rows are the front's, not computed again."""
+    """The front saved at the store's mark: the rows are the front's, not computed again.
+
+    The grade cells are older (saved by the first server's full summary, before a write
+    its refresh then followed): they are brought up to date, the rows taken as saved.
+    """
     from lhbench.web.analysis import _Summary
 
     first = _client(store, tmp_path)
+    _overview(first)
+    label(store, random.Random(4))
     before = _overview(first)
     fresh = _figures(analyse_fresh(store))
     rows: list[str] = []

@@ -536,7 +536,8 @@ def _from_saved(
     summary = _Summary.full(store, by=by, panel=panel, saved=saved, front=front)
     if not changes.runs and changes.mark == saved.mark:
         return summary
-    return summary.update(store, changes)
+    # rows from the front are already those at the mark the update ends at
+    return summary.update(store, changes, rows=not summary.rows_saved)
 
 
 def refresh(store: Store, previous: Analysis) -> Analysis:
@@ -653,6 +654,8 @@ class _Summary:
         self.rows: dict[str, AgentRow] = {}
         self.chapter_infra = 0
         self._saved_rows: Sequence[AgentRow] | None = None
+        # whether the agents' rows were taken from a saved front
+        self.rows_saved = False
 
     @classmethod
     def full(
@@ -730,12 +733,17 @@ class _Summary:
             for label, run_ids in s.members.items()
         ):
             saved = {}
+        s.rows_saved = bool(saved)
         for label, run_ids in s.members.items():
             row = saved.get(label)
             s.rows[label] = replace(row, run_ids=run_ids) if row else s._row(label, run_ids)
 
-    def update(self, store: Store, changes: StoreChanges) -> _Summary | None:
-        """This summary after ``changes`` (None: summarise everything again)."""
+    def update(self, store: Store, changes: StoreChanges, *, rows: bool = True) -> _Summary | None:
+        """This summary after ``changes`` (None: summarise everything again).
+
+        ``rows`` False: the agents' rows are already those after ``changes`` (a saved
+        front's at ``changes.mark``) and are not computed again.
+        """
         self.mark = changes.mark
         graded = sorted(changes.runs.get("grades", set()))
         labelled = sorted(changes.runs.get("labels", set()))
@@ -794,6 +802,8 @@ class _Summary:
         if "votes" in changes.whole:
             self._rate(store)
         self._count_infra(store)
+        if not rows:
+            return self
         for label in {self.agent_of[r] for r in touched if r in self.agent_of}:
             self.rows[label] = self._row(label, self.members[label])
         return self
