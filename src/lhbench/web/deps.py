@@ -33,9 +33,18 @@ from lhbench.config import Settings
 from lhbench.reporting import ReportData, fmt
 from lhbench.schema import Run
 from lhbench.store import Store
-from lhbench.web.analysis import Analysis, Front, analyse, pack_tasks, refresh
+from lhbench.web.analysis import Analysis, Front, GradeState, analyse, pack_tasks, refresh
 from lhbench.web.auth import LoginPolicy, csrf_ok, hash_token
-from lhbench.web.front import RunContext, front_path, load_front, run_context, save_front
+from lhbench.web.front import (
+    RunContext,
+    front_path,
+    grades_path,
+    load_front,
+    load_grades,
+    run_context,
+    save_front,
+    save_grades,
+)
 from lhbench.web.security import same_origin_post
 from lhbench.web.views import StoreCache
 
@@ -208,9 +217,35 @@ class WebApp:
         with self._analysis_locks.setdefault(by, threading.Lock()):
             return self.cache.get(
                 ("analysis", by),
-                lambda: self._saved(by, lambda: analyse(self.store, by=by, panel=self.panel)),
+                lambda: self._saved(by, lambda: self._analyse(by)),
                 lambda previous: self._saved(by, lambda: refresh(self.store, previous)),
             )
+
+    def _analyse(self, by: tuple[str, ...] | None) -> Analysis:
+        """A whole summary; of the default grouping from the grade cells saved by the last."""
+        if by is not None or self.front_dir is None:
+            return analyse(self.store, by=by, panel=self.panel)
+        path = grades_path(self.front_dir, self.store)
+
+        def save(state: GradeState) -> None:
+            # failing, only the next start's summary is slower
+            with contextlib.suppress(OSError):
+                save_grades(path, self.secret, self.store, state)
+
+        def load() -> GradeState | None:
+            state = load_grades(path, self.secret, self.store)
+            if state is not None and self.front_dir is not None:
+                # the front's rows, if it is valid at this mark (read first: a write
+                # between the two reads leaves the mark older than the front's, unused)
+                mark = self.store.change_mark()
+                front = load_front(
+                    front_path(self.front_dir, self.store), self.secret, self.store, self.panel
+                )
+                if front is not None:
+                    state.front, state.front_mark = front, mark
+            return state
+
+        return analyse(self.store, by=by, panel=self.panel, load=load, save=save)
 
     def _saved(self, by: tuple[str, ...] | None, make: Any) -> Analysis:
         """An analysis made by ``make``, its front saved for the next start (default grouping)."""

@@ -21,8 +21,11 @@ import os
 import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from lhbench import __version__
 from lhbench.judges import TierKey
@@ -35,14 +38,27 @@ from lhbench.reporting import (
 )
 from lhbench.schema import FailureKind, Grade, Run, Task
 from lhbench.store import Store
-from lhbench.web.analysis import AgentRow, Estimate, Front, grade_is_current
+from lhbench.web.analysis import AgentRow, Estimate, Front, GradeState, grade_is_current
 
-__all__ = ["FORMAT", "RunContext", "front_path", "load_front", "run_context", "save_front"]
+__all__ = [
+    "FORMAT",
+    "RunContext",
+    "front_path",
+    "grades_path",
+    "load_front",
+    "load_grades",
+    "run_context",
+    "save_front",
+    "save_grades",
+]
 
 # bumped whenever what a front holds, or how it is computed, changes
 FORMAT = 1
 # a saved front is a few kB per agent: anything far larger is not ours
 MAX_BYTES = 8 * 1024 * 1024
+
+# saved grade cells: about 64 bytes a cell (1,000,000 grades make 600,000 cells, 40 MB)
+MAX_GRADES_BYTES = 256 * 1024 * 1024
 
 Combo = tuple[str, str, str, str, str, str]
 
@@ -221,6 +237,160 @@ def load_front(path: Path, secret: str, store: Store, panel: set[str] | None) ->
         return _front_of(doc["front"])
     except (ValueError, KeyError, TypeError, IndexError):
         return None
+
+
+def grades_path(directory: Path, store: Store) -> Path:
+    """The file a store's saved grade cells are kept in (one per store URL)."""
+    name = hashlib.sha256(_where(store).encode()).hexdigest()[:24]
+    return directory / f"grades-{name}.bin"
+
+
+def _grades_key(secret: str) -> bytes:
+    # another key than the front's: neither file is ever taken for the other
+    return hashlib.sha256(b"lhbench summary grades\0" + secret.encode()).digest()
+
+
+def _grades_tag(store: Store, mark: int) -> dict[str, Any]:
+    return {"format": FORMAT, "lhbench": __version__, "store": _where(store), "mark": mark}
+
+
+# a cell's integer sums (grades, scored, parse errors, retries, errors) and float sums
+_INTS = (0, 1, 4, 5, 6)
+_FLOATS = (2, 3)
+_CHUNK = 65_536
+
+
+def save_grades(path: Path, secret: str, store: Store, state: GradeState) -> None:
+    """Write a summary's grade cells, signed, atomically (arrays, never pickle).
+
+    The file: the HMAC-SHA256 of the rest in hex, a newline, a JSON header (tag, run ids,
+    parts, combinations, judges' newest times, cell count), a newline, then the cells as
+    little-endian arrays: run index and part index (int32), integer sums (int64 × 5) and
+    float sums (float64 × 2), written a chunk at a time.
+    """
+    runs = list(state.cells)
+    parts: dict[tuple[str, str, str, str, str], int] = {}
+    run_idx: list[int] = []
+    part_idx: list[int] = []
+    values: list[list[float]] = []
+    for i, cells in enumerate(state.cells.values()):
+        for part, c in cells.items():
+            run_idx.append(i)
+            part_idx.append(parts.setdefault(part, len(parts)))
+            values.append(c)
+    header = {
+        "tag": _grades_tag(store, state.mark),
+        "runs": runs,
+        "parts": [list(p) for p in parts],
+        "combos": [[*k, n] for k, n in state.combo_counts.items()],
+        "newest": [[k, t.isoformat()] for k, t in state.newest.items()],
+        "n": len(values),
+    }
+    mac = hmac.new(_grades_key(secret), digestmod=hashlib.sha256)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".grades-", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(b"0" * 64 + b"\n")
+
+            def put(data: bytes) -> None:
+                mac.update(data)
+                f.write(data)
+
+            put(json.dumps(header).encode() + b"\n")
+            put(np.asarray(run_idx, dtype="<i4").tobytes())
+            put(np.asarray(part_idx, dtype="<i4").tobytes())
+            for cols, dtype in ((list(_INTS), "<i8"), (list(_FLOATS), "<f8")):
+                for lo in range(0, len(values), _CHUNK):
+                    # counts are far below 2**53: exact as float64 on the way
+                    block = np.array(values[lo : lo + _CHUNK], dtype=np.float64)
+                    put(block[:, cols].astype(dtype).tobytes())
+            f.seek(0)
+            f.write(mac.hexdigest().encode())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def load_grades(path: Path, secret: str, store: Store) -> GradeState | None:
+    """The grade cells saved at ``path`` if the file is ours, whole and for this store.
+
+    None when it is missing, over :data:`MAX_GRADES_BYTES`, not signed with ``secret``,
+    made by other code or for another store, or malformed in any way. Whether its mark
+    can still be brought up to date is :func:`lhbench.web.analysis.analyse`'s to check.
+    """
+    try:
+        if path.stat().st_size > MAX_GRADES_BYTES:
+            return None
+        raw = path.read_bytes()
+    except OSError:
+        return None
+    sig, _, body = raw.partition(b"\n")
+    good = hmac.new(_grades_key(secret), body, hashlib.sha256).hexdigest().encode()
+    if not hmac.compare_digest(sig, good):
+        return None
+    try:
+        return _grades_of(body, store)
+    except (ValueError, KeyError, TypeError, IndexError, OverflowError):
+        return None
+
+
+def _grades_of(body: bytes, store: Store) -> GradeState | None:
+    text, _, data = body.partition(b"\n")
+    head = json.loads(text)
+    tag, n = head["tag"], head["n"]
+    mark = tag["mark"]
+    if type(mark) is not int or tag != _grades_tag(store, mark):
+        return None
+    if type(n) is not int or n < 0 or len(data) != n * 64:
+        return None
+    runs = [_text(r) for r in head["runs"]]
+    parts = [_strings(p, 5) for p in head["parts"]]
+    run_idx = np.frombuffer(data, dtype="<i4", count=n, offset=0)
+    part_idx = np.frombuffer(data, dtype="<i4", count=n, offset=4 * n)
+    ints = np.frombuffer(data, dtype="<i8", count=5 * n, offset=8 * n).reshape(n, 5)
+    floats = np.frombuffer(data, dtype="<f8", count=2 * n, offset=48 * n).reshape(n, 2)
+    if n and (
+        run_idx.min() < 0
+        or run_idx.max() >= len(runs)
+        or part_idx.min() < 0
+        or part_idx.max() >= len(parts)
+    ):
+        return None
+    shared = [(p[0], p[1], p[2], p[3], p[4]) for p in parts]
+    cells: dict[str, dict[tuple[str, str, str, str, str], list[float]]] = {}
+    for lo in range(0, n, _CHUNK):
+        hi = min(n, lo + _CHUNK)
+        for r, p, (g, s, e, rt, er), (t, sq) in zip(
+            run_idx[lo:hi].tolist(),
+            part_idx[lo:hi].tolist(),
+            ints[lo:hi].tolist(),
+            floats[lo:hi].tolist(),
+            strict=True,
+        ):
+            cells.setdefault(runs[r], {})[shared[p]] = [g, s, t, sq, e, rt, er]
+    combos: dict[tuple[str | None, str, str, str, str, str], int] = {}
+    for c in head["combos"]:
+        if not isinstance(c, list) or len(c) != 7 or type(c[6]) is not int:
+            return None
+        pack = None if c[0] is None else _text(c[0])
+        r_id, ver, rh, tier, judge = _strings(c[1:6], 5)
+        combos[(pack, r_id, ver, rh, tier, judge)] = c[6]
+    newest = {_text(k): datetime.fromisoformat(_text(t)) for k, t in head["newest"]}
+    return GradeState(mark, cells, combos, newest)
+
+
+def _text(v: Any) -> str:
+    if not isinstance(v, str):
+        raise TypeError("expected a string")
+    return v
+
+
+def _strings(v: Any, n: int) -> list[str]:
+    if not isinstance(v, list) or len(v) != n:
+        raise TypeError(f"expected {n} strings")
+    return [_text(x) for x in v]
 
 
 @dataclass
