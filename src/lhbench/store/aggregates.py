@@ -497,17 +497,9 @@ class AggregateStore(RunStore):
                 combo = (run_packs.get(row[0]), rubric_id, version, rubric_hash, tier, judge)
                 counts[combo] = counts.get(combo, 0) + n
         # a judge config's newest grade (what "the judge's current settings" compares)
-        with self.engine.connect() as conn:
-            newest = dict(
-                conn.execute(
-                    select(GradeRow.judge_key, func.max(GradeRow.created_at)).group_by(
-                        GradeRow.judge_key
-                    )
-                ).all()
-            )
+        newest = self.judge_last_graded()
         combos = [
-            GradeCombo(*combo, grades=n, last_at=_as_datetime(newest[combo[5]]))
-            for combo, n in counts.items()
+            GradeCombo(*combo, grades=n, last_at=newest[combo[5]]) for combo, n in counts.items()
         ]
         return GradeSummary(cells=cells, combos=combos)
 
