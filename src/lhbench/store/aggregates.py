@@ -10,7 +10,10 @@ page cache keyed on it is never stale, whichever process wrote.
 
 from __future__ import annotations
 
+import contextlib
 import math
+import queue
+import threading
 from collections.abc import Generator, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -230,6 +233,55 @@ RUN_SORTS = {
 }
 
 
+def _prefetched(cursor: Any, size: int) -> Generator[Sequence[Any], None, None]:
+    """A server-side cursor's batches, the next one fetched on a thread while this one is used.
+
+    A ``FETCH`` makes the server compute its rows only when asked, so fetching inline the
+    client and the server took turns: the report's read of 1,000,000 grades on PostgreSQL
+    spent 3.4 s of the client's CPU and waited 2 s more for the server. Here the server
+    computes batch n + 1 on its core while the caller uses batch n (one batch ahead at
+    most). A failed fetch is raised here; leaving early stops the thread after its fetch.
+    """
+    ready: queue.Queue[Sequence[Any] | BaseException] = queue.Queue(maxsize=1)
+    stop = threading.Event()
+
+    def fetch() -> None:
+        try:
+            while not stop.is_set():
+                batch = cursor.fetchmany(size)
+                while not stop.is_set():
+                    try:
+                        ready.put(batch, timeout=0.1)
+                        break
+                    except queue.Full:
+                        continue
+                if not batch:
+                    return
+        except BaseException as exc:  # handed to the caller's thread, unless it left
+            while not stop.is_set():
+                try:
+                    ready.put(exc, timeout=0.1)
+                    return
+                except queue.Full:
+                    continue
+
+    thread = threading.Thread(target=fetch, name="lhbench-prefetch", daemon=True)
+    thread.start()
+    try:
+        while True:
+            item = ready.get()
+            if isinstance(item, BaseException):
+                raise item
+            if not item:
+                return
+            yield item
+    finally:
+        stop.set()
+        with contextlib.suppress(queue.Empty):
+            ready.get_nowait()  # a fetcher waiting to hand over its batch sees the stop
+        thread.join()
+
+
 # every distinct grades.judge_key, one index seek each (a "loose index scan": neither
 # backend skips through an index for DISTINCT by itself)
 _DISTINCT_JUDGE_KEYS = text(
@@ -355,8 +407,11 @@ class AggregateStore(RunStore):
             )
             try:
                 cursor.execute(sql)
-                while batch := cursor.fetchmany(size):
-                    yield batch
+                if self.engine.dialect.name == "postgresql":
+                    yield from _prefetched(cursor, size)
+                else:
+                    while batch := cursor.fetchmany(size):
+                        yield batch
             finally:
                 cursor.close()
 
