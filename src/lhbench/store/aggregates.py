@@ -245,25 +245,23 @@ def _prefetched(cursor: Any, size: int) -> Generator[Sequence[Any], None, None]:
     ready: queue.Queue[Sequence[Any] | BaseException] = queue.Queue(maxsize=1)
     stop = threading.Event()
 
+    def hand_over(item: Sequence[Any] | BaseException) -> bool:
+        """Give ``item`` to the caller; False if it left (the stop is set) first."""
+        while not stop.is_set():
+            try:
+                ready.put(item, timeout=0.1)
+                return True
+            except queue.Full:
+                continue
+        return False
+
     def fetch() -> None:
         try:
-            while not stop.is_set():
-                batch = cursor.fetchmany(size)
-                while not stop.is_set():
-                    try:
-                        ready.put(batch, timeout=0.1)
-                        break
-                    except queue.Full:
-                        continue
-                if not batch:
-                    return
+            while (batch := cursor.fetchmany(size)) and hand_over(batch):
+                pass
+            hand_over(batch)  # the empty batch that ends the read
         except BaseException as exc:  # handed to the caller's thread, unless it left
-            while not stop.is_set():
-                try:
-                    ready.put(exc, timeout=0.1)
-                    return
-                except queue.Full:
-                    continue
+            hand_over(exc)
 
     thread = threading.Thread(target=fetch, name="lhbench-prefetch", daemon=True)
     thread.start()
