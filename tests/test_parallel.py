@@ -18,7 +18,9 @@ def test_a_worker_has_a_postgresql_database_of_its_own() -> None:
     url = root.PG_URL
     assert os.environ["LHBENCH_TEST_PG_URL"] == url  # what modules reading the variable see
     name = make_url(url).database
-    assert name is not None and name.endswith(f"_{worker}")
+    # named after the worker and the run (two runs at once keep apart)
+    run = os.environ.get("PYTEST_XDIST_TESTRUNUID", "")[:8]
+    assert name is not None and name.endswith(f"_{worker}_{run}" if run else f"_{worker}")
     engine = create_engine(make_url(url.replace("postgresql://", "postgresql+psycopg://", 1)))
     try:
         with engine.connect() as conn:
