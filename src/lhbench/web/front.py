@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import operator
 import os
 import tempfile
 from collections.abc import Mapping
@@ -38,6 +39,15 @@ from lhbench.reporting import (
 )
 from lhbench.schema import FailureKind, Grade, Run, Task
 from lhbench.store import Store
+from lhbench.store.aggregates import (
+    CELL_ERRORS,
+    CELL_GRADES,
+    CELL_PARSE,
+    CELL_RETRY,
+    CELL_SCORED,
+    CELL_TOTAL,
+    CELL_TOTAL_SQ,
+)
 from lhbench.web.analysis import AgentRow, Estimate, Front, GradeState, grade_is_current
 
 __all__ = [
@@ -211,6 +221,23 @@ def save_front(
         raise
 
 
+def _signed_body(path: Path, key: bytes, max_bytes: int) -> bytes | None:
+    """What follows the first line of ``path`` if that line is its HMAC-SHA256 under ``key``.
+
+    None when the file is missing, over ``max_bytes``, or not signed so (checked before
+    anything in it is read).
+    """
+    try:
+        if path.stat().st_size > max_bytes:
+            return None
+        raw = path.read_bytes()
+    except OSError:
+        return None
+    sig, _, body = raw.partition(b"\n")
+    good = hmac.new(key, body, hashlib.sha256).hexdigest().encode()
+    return body if hmac.compare_digest(sig, good) else None
+
+
 def load_front(path: Path, secret: str, store: Store, panel: set[str] | None) -> Front | None:
     """The front saved at ``path`` if it is ours and the store is still where it was read.
 
@@ -218,15 +245,8 @@ def load_front(path: Path, secret: str, store: Store, panel: set[str] | None) ->
     code or for another store or panel, or when the store's version or change-log mark
     moved since (checked after the signature, before anything is trusted).
     """
-    try:
-        if path.stat().st_size > MAX_BYTES:
-            return None
-        raw = path.read_bytes()
-    except OSError:
-        return None
-    sig, _, text = raw.partition(b"\n")
-    good = hmac.new(_key(secret), text, hashlib.sha256).hexdigest().encode()
-    if not hmac.compare_digest(sig, good):
+    text = _signed_body(path, _key(secret), MAX_BYTES)
+    if text is None:
         return None
     try:
         doc = json.loads(text)
@@ -254,9 +274,13 @@ def _grades_tag(store: Store, mark: int) -> dict[str, Any]:
     return {"format": FORMAT, "lhbench": __version__, "store": _where(store), "mark": mark}
 
 
-# a cell's integer sums (grades, scored, parse errors, retries, errors) and float sums
-_INTS = (0, 1, 4, 5, 6)
-_FLOATS = (2, 3)
+# a cell's integer sums and its float sums (Σ score, Σ score²), by their places in a cell
+_INTS = (CELL_GRADES, CELL_SCORED, CELL_PARSE, CELL_ERRORS, CELL_RETRY)
+_FLOATS = (CELL_TOTAL, CELL_TOTAL_SQ)
+# a saved row (its integer sums, then its float sums) back in a cell's order
+_TO_CELL = operator.itemgetter(
+    *((*_INTS, *_FLOATS).index(i) for i in range(len(_INTS) + len(_FLOATS)))
+)
 _CHUNK = 65_536
 
 
@@ -320,15 +344,8 @@ def load_grades(path: Path, secret: str, store: Store) -> GradeState | None:
     made by other code or for another store, or malformed in any way. Whether its mark
     can still be brought up to date is :func:`lhbench.web.analysis.analyse`'s to check.
     """
-    try:
-        if path.stat().st_size > MAX_GRADES_BYTES:
-            return None
-        raw = path.read_bytes()
-    except OSError:
-        return None
-    sig, _, body = raw.partition(b"\n")
-    good = hmac.new(_grades_key(secret), body, hashlib.sha256).hexdigest().encode()
-    if not hmac.compare_digest(sig, good):
+    body = _signed_body(path, _grades_key(secret), MAX_GRADES_BYTES)
+    if body is None:
         return None
     try:
         return _grades_of(body, store)
@@ -362,14 +379,14 @@ def _grades_of(body: bytes, store: Store) -> GradeState | None:
     cells: dict[str, dict[tuple[str, str, str, str, str], list[float]]] = {}
     for lo in range(0, n, _CHUNK):
         hi = min(n, lo + _CHUNK)
-        for r, p, (g, s, e, rt, er), (t, sq) in zip(
+        for r, p, whole, frac in zip(
             run_idx[lo:hi].tolist(),
             part_idx[lo:hi].tolist(),
             ints[lo:hi].tolist(),
             floats[lo:hi].tolist(),
             strict=True,
         ):
-            cells.setdefault(runs[r], {})[shared[p]] = [g, s, t, sq, e, rt, er]
+            cells.setdefault(runs[r], {})[shared[p]] = list(_TO_CELL(whole + frac))
     combos: dict[tuple[str | None, str, str, str, str, str], int] = {}
     for c in head["combos"]:
         if not isinstance(c, list) or len(c) != 7 or type(c[6]) is not int:
