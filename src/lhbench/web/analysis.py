@@ -858,65 +858,52 @@ class _Summary:
         old = self.parts.pop(run_id, None)
         if old is not None:
             self._tally(old, -1)
-        fact = self.runs[run_id]
-        part = _RunPart()
-        for (rubric_id, version, rubric_hash, tier, judge_key), c in sorted(
-            self.cells.get(run_id, {}).items()
-        ):
-            part.parse += int(c[CELL_PARSE])
-            if (fact.pack_id, rubric_id, version, rubric_hash, tier, judge_key) not in self.current:
-                continue
-            part.used += int(c[CELL_GRADES])
-            key = TierKey(rubric_id, version, tier, rubric_hash)
-            part.panel.setdefault(key, set()).add(judge_key)
-            scored = int(c[CELL_SCORED])
-            if scored:
-                total = c[CELL_TOTAL]
-                part.judges.setdefault(key, {})[judge_key] = (scored, total)
-                if scored >= 2:
-                    part.noise.append(repeat_sd(scored, total, c[CELL_TOTAL_SQ]))
-        self.parts[run_id] = part
+        part = self.parts[run_id] = self._part_of(run_id, {})
         self._tally(part, +1)
 
-    def _set_all_parts(self) -> None:
-        """Every run's part, as :meth:`_set_part` makes it, the counters tallied once.
+    def _part_of(self, run_id: str, tiers: dict[tuple[str, _Part], TierKey | None]) -> _RunPart:
+        """A run's part from its cells.
 
-        The same loop with what it looks up per cell made once per (pack, part): whether
-        the combination is current and its tier key (a few of them for 600,000 cells).
+        ``tiers`` caches, per (pack, cell part), the tier key of a current combination or
+        None: a few of them for 600,000 cells (valid while ``current`` does not change).
         """
-        current, cells_of, parts = self.current, self.cells, self.parts
+        current = self.current
+        pack = self.runs[run_id].pack_id
+        part = _RunPart()
+        for where, c in sorted(self.cells.get(run_id, {}).items()):
+            part.parse += int(c[CELL_PARSE])
+            if (pack, where) in tiers:
+                key = tiers[(pack, where)]
+            else:
+                rubric_id, version, rubric_hash, tier, judge_key = where
+                key = tiers[(pack, where)] = (
+                    TierKey(rubric_id, version, tier, rubric_hash)
+                    if (pack, rubric_id, version, rubric_hash, tier, judge_key) in current
+                    else None
+                )
+            if key is None:
+                continue
+            judge_key = where[4]
+            part.used += int(c[CELL_GRADES])
+            panel = part.panel.get(key)
+            if panel is None:
+                panel = part.panel[key] = set()
+            panel.add(judge_key)
+            scored = int(c[CELL_SCORED])
+            if scored:
+                part.judges.setdefault(key, {})[judge_key] = (scored, c[CELL_TOTAL])
+                if scored >= 2:
+                    part.noise.append(repeat_sd(scored, c[CELL_TOTAL], c[CELL_TOTAL_SQ]))
+        return part
+
+    def _set_all_parts(self) -> None:
+        """Every run's part (:meth:`_part_of`, one tier cache), the counters tallied once."""
         tiers: dict[tuple[str, _Part], TierKey | None] = {}
         panel_n: Counter[tuple[TierKey, str]] = Counter()
         scored_n: Counter[tuple[TierKey, str]] = Counter()
         parse = used = 0
-        for run_id, fact in self.runs.items():
-            part = _RunPart()
-            pack = fact.pack_id
-            for where, c in sorted(cells_of.get(run_id, {}).items()):
-                part.parse += int(c[CELL_PARSE])
-                if (pack, where) in tiers:
-                    key = tiers[(pack, where)]
-                else:
-                    rubric_id, version, rubric_hash, tier, judge_key = where
-                    key = tiers[(pack, where)] = (
-                        TierKey(rubric_id, version, tier, rubric_hash)
-                        if (pack, rubric_id, version, rubric_hash, tier, judge_key) in current
-                        else None
-                    )
-                if key is None:
-                    continue
-                judge_key = where[4]
-                part.used += int(c[CELL_GRADES])
-                panel = part.panel.get(key)
-                if panel is None:
-                    panel = part.panel[key] = set()
-                panel.add(judge_key)
-                scored = int(c[CELL_SCORED])
-                if scored:
-                    part.judges.setdefault(key, {})[judge_key] = (scored, c[CELL_TOTAL])
-                    if scored >= 2:
-                        part.noise.append(repeat_sd(scored, c[CELL_TOTAL], c[CELL_TOTAL_SQ]))
-            parts[run_id] = part
+        for run_id in self.runs:
+            part = self.parts[run_id] = self._part_of(run_id, tiers)
             parse += part.parse
             used += part.used
             for key, judges in part.panel.items():
