@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from enum import StrEnum
 from typing import Any, Literal
@@ -275,11 +275,11 @@ def step_to_row(step: Step) -> list[Any]:
     return row
 
 
-def step_from_row(row: Sequence[Any]) -> Step:
-    """A flat row (``STEP_ROW`` order) as a validated Step."""
+def step_from_row(row: Sequence[Any], loads: Callable[[Any], Any] = orjson.loads) -> Step:
+    """A flat row (``STEP_ROW`` order) as a validated Step; ``loads`` reads its JSON texts."""
     return Step.model_validate(
         {
-            name: orjson.loads(value) if name in _JSON_IN_ROW and value is not None else value
+            name: loads(value) if name in _JSON_IN_ROW and value is not None else value
             for name, value in zip(STEP_ROW, row, strict=True)
         }
     )

@@ -13,7 +13,16 @@ from sqlalchemy import Text, and_, case, cast, delete, func, select
 from sqlalchemy.orm import Session
 
 from lhbench.errors import StoreError
-from lhbench.schema import STEP_JSON_FIELDS, STEP_ROW, Artifact, Run, Step, StepKind, Trajectory
+from lhbench.schema import (
+    STEP_JSON_FIELDS,
+    STEP_ROW,
+    Artifact,
+    Run,
+    Step,
+    StepKind,
+    Trajectory,
+    step_from_row,
+)
 from lhbench.store.base import StoreBase, chunks, matching
 from lhbench.store.bulk import WRITER_AFTER_ROWS, StepAppender
 from lhbench.store.pg_copy import copy_batch, copy_data, step_copy_cursor
@@ -524,9 +533,7 @@ def _step_columns() -> list[Any]:
 _LONG_DIGITS = re.compile(r"\d{19}")
 
 
-def _json_of(text: str | None) -> Any:
-    if text is None:
-        return None
+def _json_of(text: str) -> Any:
     if _LONG_DIGITS.search(text) is None:
         try:
             return orjson.loads(text)
@@ -539,7 +546,4 @@ def _json_of(text: str | None) -> Any:
 
 def _step_of(row: Sequence[Any]) -> Step:
     """A row of :func:`_step_columns` as a validated Step."""
-    values = list(row)
-    for i in _STEP_JSON_AT:
-        values[i] = _json_of(values[i])
-    return Step.model_validate(dict(zip(STEP_ROW, values, strict=True)))
+    return step_from_row(row, _json_of)
