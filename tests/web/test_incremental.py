@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import random
 import shutil
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import fields
 from pathlib import Path
 from typing import Any
@@ -53,7 +53,7 @@ def _figures(a: Analysis) -> dict[str, str]:
         value = getattr(a, f.name)
         if isinstance(value, dict):
             value = sorted(
-                (repr(k), repr(sorted(v.items()) if isinstance(v, dict) else v))
+                (repr(k), repr(sorted(v.items()) if isinstance(v, Mapping) else v))
                 for k, v in value.items()
             )
         elif isinstance(value, set):

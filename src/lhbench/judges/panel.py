@@ -208,6 +208,35 @@ class PanelScoreTable:
             variance=np.array([s.variance for s in scores], dtype=np.float64),
         )
 
+    @classmethod
+    def of_judge_matrix(
+        cls, run_ids: Sequence[str], judges: Sequence[str], matrix: NDArray[np.float64]
+    ) -> PanelScoreTable:
+        """The table of runs whose judges' (repeat-averaged) scores are ``matrix``'s rows.
+
+        ``matrix[r, j]``: judge ``judges[j]``'s score of run ``run_ids[r]``, NaN where it has
+        none (each row has one at least); judges sorted. No dimension means. Each distinct
+        row is scored once by :func:`panel_score`.
+        """
+        n = len(run_ids)
+        distinct, which = _distinct_rows(matrix.reshape(n, len(judges)))
+        mean = np.zeros(len(distinct))
+        variance = np.zeros(len(distinct))
+        for i, row in enumerate(distinct.tolist()):
+            s = panel_score("", {judges[j]: v for j, v in enumerate(row) if not math.isnan(v)})
+            mean[i], variance[i] = s.mean, s.variance
+        return cls(
+            run_ids=run_ids,
+            judges=judges,
+            dimensions=[],
+            judge_scores=np.nan_to_num(matrix),
+            has_judge=~np.isnan(matrix),
+            dimension_means=np.zeros((n, 0)),
+            has_dimension=np.zeros((n, 0), dtype=np.bool_),
+            mean=mean[which],
+            variance=variance[which],
+        )
+
     def take(self, rows: NDArray[np.intp]) -> PanelScoreTable:
         """The runs ``rows`` selects, in that order."""
         return PanelScoreTable(

@@ -26,17 +26,19 @@ import re
 import statistics
 import threading
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from functools import cached_property
+from itertools import repeat
+from operator import attrgetter, methodcaller
 from typing import Any
 from urllib.parse import urlencode
 
 import numpy as np
 
-from lhbench.judges import RunTierScore, TierKey, panel_score, repeat_sd
+from lhbench.judges import PanelScoreTable, RunTierScore, TierKey, panel_score, repeat_sd
 from lhbench.reporting import (
     Exclusions,
     LeaderboardRow,
@@ -71,6 +73,7 @@ from lhbench.store.aggregates import (
     CELL_TOTAL,
     CELL_TOTAL_SQ,
 )
+from lhbench.web.cells import GradeCells, Part, TierScores
 
 __all__ = [
     "AgentRow",
@@ -199,7 +202,7 @@ class Analysis:
     runs: dict[str, RunFact]
     tasks: dict[tuple[str, str], Task]
     tier_keys: list[TierKey]
-    scores: dict[TierKey, dict[str, RunTierScore]]
+    scores: dict[TierKey, Mapping[str, RunTierScore]]
     labels: dict[str, bool | None]
     verdicts: dict[str, list[VerdictFact]]
     excluded: Exclusions
@@ -419,15 +422,14 @@ def _current_combos(
     return current, ex
 
 
-def _group_value(fact: RunFact, key: str) -> object:
-    """The run column :func:`lhbench.store.runs.group_key` reads for ``key``."""
-    if key.startswith("versions."):
-        return fact.versions.get(key.removeprefix("versions."))
+def _group_column(facts: Sequence[RunFact], key: str) -> list[object]:
+    """Per run, the column :func:`lhbench.store.runs.group_key` reads for ``key``."""
     if key in ("harness", "model", "harness_version", "pack_id", "task_id", "status"):
-        return getattr(fact, key)
+        return list(map(attrgetter(key), facts))
     if key in ("pack", "task"):
-        return getattr(fact, f"{key}_id")
-    return fact.versions.get(key)
+        return list(map(attrgetter(f"{key}_id"), facts))
+    name = key.removeprefix("versions.")
+    return list(map(methodcaller("get", name), map(attrgetter("versions"), facts)))
 
 
 def _infra_reasons(store: Store, infra: Sequence[RunFact]) -> dict[str, str]:
@@ -479,8 +481,8 @@ class GradeState:
     """
 
     mark: int
-    # run -> (rubric id, version, content hash, tier, judge config) -> the cell's sums
-    cells: dict[str, dict[tuple[str, str, str, str, str], list[float]]]
+    # per run, (rubric id, version, content hash, tier, judge config) -> the cell's sums
+    cells: GradeCells
     # (run's pack or None, rubric id, version, content hash, tier, judge) -> grades
     combo_counts: dict[tuple[str | None, str, str, str, str, str], int]
     # judge config -> its newest grade's time
@@ -577,12 +579,14 @@ def settle_heap() -> None:
     are garbage no collection would see, so each analysis first unfreezes and collects,
     once, in the request that computes it, after the page cache dropped the old figures.
     """
-    gc.unfreeze()
-    gc.collect()
+    # with nothing frozen (a process's first analysis) the collector missed nothing: a
+    # collection would only walk every imported module (0.3 s at a restarted server)
+    if gc.get_freeze_count():
+        gc.unfreeze()
+        gc.collect()
 
 
-# a cell without its run: (rubric id, version, content hash, tier, judge config)
-_Part = tuple[str, str, str, str, str]
+_Part = Part
 # a combination: the run's pack (None for grades of unknown runs) and the cell's part
 _ComboKey = tuple[str | None, str, str, str, str, str]
 
@@ -632,18 +636,24 @@ class _Summary:
         self.members: dict[str, list[str]] = defaultdict(list)
         for run_id in sorted(self.runs):
             self.members[self.agent_of[run_id]].append(run_id)
-        self.cells: dict[str, dict[_Part, list[float]]] = {}
+        self.cells = GradeCells.empty()
         self.combo_counts: dict[_ComboKey, int] = {}
         self.newest: dict[str, datetime] = {}
         self.grades_total = 0
         self.current: set[Combo] = set()
         self.combo_ex = Exclusions()
+        # the parts of runs written to since the columns were read (the others' figures
+        # are read from the columns by _set_all_parts)
         self.parts: dict[str, _RunPart] = {}
+        # the noise floor's unit of every counted cell with repeats: its run's position
+        # in the cells' columns, its value
+        self.noise_run: np.ndarray[Any, np.dtype[np.int64]] = np.zeros(0, np.int64)
+        self.noise_sd: np.ndarray[Any, np.dtype[np.float64]] = np.zeros(0)
         self.parse_errors = self.grades_used = 0
         self.panel_count: dict[TierKey, Counter[str]] = defaultdict(Counter)
         self.scored_count: dict[TierKey, Counter[str]] = defaultdict(Counter)
         self.names: dict[TierKey, dict[str, str]] = {}
-        self.scores: dict[TierKey, dict[str, RunTierScore]] = {}
+        self.scores: dict[TierKey, TierScores] = {}
         self.label_parts: dict[str, _LabelPart] = {}
         self.labels: dict[str, bool | None] = {}
         # verdicts of the runs in the figures, and of the others (infrastructure, unknown)
@@ -689,15 +699,8 @@ class _Summary:
             s._finish(store)
             return s
         summary = store.grade_summary({r.id: r.pack_id for r in s.every})
-        flat = summary.cells
-        shared: dict[_Part, _Part] = {}
-        # moved cell by cell: the flat keys are freed as the per-run ones are made, each
-        # (rubric, tier, judge) part one tuple for all runs
-        while flat:
-            (run_id, *rest), c = flat.popitem()
-            where = (rest[0], rest[1], rest[2], rest[3], rest[4])
-            s.cells.setdefault(run_id, {})[shared.setdefault(where, where)] = c
-            s.grades_total += int(c[CELL_GRADES])
+        s.cells = GradeCells.from_flat(summary.cells)
+        s.grades_total = int(s.cells.values[:, CELL_GRADES].sum())
         for combo in summary.combos:
             ckey: _ComboKey = (
                 combo.pack_id,
@@ -717,11 +720,6 @@ class _Summary:
         s = self
         s._judge_policy()
         s._set_all_parts()
-        s._name_judges()
-        for key in sorted(s.scored_count):
-            s.scores[key] = {}
-        for run_id, part in s.parts.items():
-            s._score(run_id, part)
         s._set_labels(store.label_facts(), None)
         s._set_verdicts(store.verdict_facts(), ())
         s._rate(store)
@@ -755,19 +753,23 @@ class _Summary:
                 {key: set(c) for key, c in self.panel_count.items() if +c},
             )
             current = set(self.current)
-            fresh = store.grade_cells(graded)
-            judges: set[str] = set()
+            fresh: dict[str, dict[_Part, list[float]]] = {r: {} for r in graded}
+            for (run_id, *rest), c in store.grade_cells(graded).items():
+                fresh[run_id][(rest[0], rest[1], rest[2], rest[3], rest[4])] = c
+            # the runs' parts as their cells make them now: the counters take them back
             for run_id in graded:
-                pack = self.every_by_id[run_id].pack_id if run_id in self.every_by_id else None
-                for part, c in self.cells.pop(run_id, {}).items():
-                    self._count(pack, part, c, -1)
+                if run_id in self.runs and run_id not in self.parts:
+                    self.parts[run_id] = self._part_of(run_id, {})
+            judges: set[str] = set()
+            packs = {r: f.pack_id if (f := self.every_by_id.get(r)) else None for r in graded}
+            for run_id in graded:
+                for part, c in self.cells.replace(run_id, fresh[run_id]).items():
+                    self._count(packs[run_id], part, c, -1)
                     judges.add(part[4])
-            for (run_id, *rest), c in fresh.items():
-                part = (rest[0], rest[1], rest[2], rest[3], rest[4])
-                self.cells.setdefault(run_id, {})[part] = c
-                pack = self.every_by_id[run_id].pack_id if run_id in self.every_by_id else None
-                self._count(pack, part, c, +1)
-                judges.add(part[4])
+            for run_id in graded:
+                for part, c in fresh[run_id].items():
+                    self._count(packs[run_id], part, c, +1)
+                    judges.add(part[4])
             if not judges <= set(self.identities):
                 return None  # a judge never seen: its identity is read by a full summary
             self.newest = {k: t for k, t in self.newest.items() if k not in judges}
@@ -786,7 +788,7 @@ class _Summary:
                 return None  # a tier or a judge came or went: names and panels change
             for key in self.scores:
                 for run_id in graded:
-                    self.scores[key].pop(run_id, None)
+                    self.scores[key].pop(run_id)
             for run_id in graded:
                 if run_id in self.parts:
                     self._score(run_id, self.parts[run_id])
@@ -813,9 +815,11 @@ class _Summary:
         reps: dict[tuple[object, ...], str] = {}
         agent_of: dict[str, str] = {}
         shown: dict[str, RunFact] = {}
-        for r in facts:
-            # what group_label reads of the run: one stand-in per agent, not per task
-            sig = tuple(_group_value(r, k) for k in self.group_by)
+        # what group_label reads of each run, a column per key (read at C speed)
+        cols = [_group_column(facts, k) for k in self.group_by]
+        sigs = zip(*cols, strict=True) if cols else repeat((), len(facts))
+        for r, sig in zip(facts, sigs, strict=True):
+            # one stand-in per agent, not per task
             label = reps.get(sig)
             if label is None:
                 stand_in = Run.model_construct(
@@ -870,7 +874,7 @@ class _Summary:
         current = self.current
         pack = self.runs[run_id].pack_id
         part = _RunPart()
-        for where, c in sorted(self.cells.get(run_id, {}).items()):
+        for where, c in sorted(self.cells.get(run_id).items()):
             part.parse += int(c[CELL_PARSE])
             if (pack, where) in tiers:
                 key = tiers[(pack, where)]
@@ -897,27 +901,93 @@ class _Summary:
         return part
 
     def _set_all_parts(self) -> None:
-        """Every run's part (:meth:`_part_of`, one tier cache), the counters tallied once."""
-        tiers: dict[tuple[str, _Part], TierKey | None] = {}
-        panel_n: Counter[tuple[TierKey, str]] = Counter()
-        scored_n: Counter[tuple[TierKey, str]] = Counter()
-        parse = used = 0
-        for run_id in self.runs:
-            part = self.parts[run_id] = self._part_of(run_id, tiers)
-            parse += part.parse
-            used += part.used
-            for key, judges in part.panel.items():
-                for j in judges:
-                    panel_n[(key, j)] += 1
-            for key, scored_by in part.judges.items():
-                for j in scored_by:
-                    scored_n[(key, j)] += 1
-        self.parse_errors += parse
-        self.grades_used += used
-        for (key, j), n in panel_n.items():
-            self.panel_count[key][j] += n
-        for (key, j), n in scored_n.items():
-            self.scored_count[key][j] += n
+        """What every run's cells add to the figures, read from the cells' columns.
+
+        The counters, each tier's panel scores (a table, :class:`TierScores`) and the noise
+        floor's units, with numpy over the 600,000 cells of 100,000 runs; no run's
+        :class:`_RunPart` is made (an update makes those of the runs it writes). The same
+        figures :meth:`_part_of` and :meth:`_score` give run by run: sums of integer counts
+        (exact), a judge's score ``total / scored``, :func:`repeat_sd`'s arithmetic, and
+        :func:`panel_score` once per distinct row of judge scores.
+        """
+        cells = self.cells
+        vals = cells.values
+        # per run of the columns: its pack's number, -1 for a run not in the figures
+        packs: dict[str, int] = {}
+        facts = map(self.runs.get, cells.runs)
+        run_pack = np.array(
+            [-1 if f is None else packs.setdefault(f.pack_id, len(packs)) for f in facts],
+            dtype=np.int64,
+        ).reshape(len(cells.runs))
+        cell_pack = run_pack[cells.run]
+        counted = np.flatnonzero(cell_pack >= 0)
+        self.parse_errors += int(vals[counted, CELL_PARSE].sum())
+        # per (pack, part) met: its current tier's number, -1 for a combination not current
+        n_parts = max(len(cells.parts), 1)
+        combos, which = np.unique(
+            cell_pack[counted] * n_parts + cells.part[counted], return_inverse=True
+        )
+        pack_names = list(packs)
+        keys: dict[TierKey, int] = {}
+        tier_of_combo = np.full(combos.size, -1, dtype=np.int64)
+        for i, code in enumerate(combos.tolist()):
+            pack_no, part_no = divmod(code, n_parts)
+            rubric_id, version, rubric_hash, tier, judge_key = cells.parts[part_no]
+            combo = (pack_names[pack_no], rubric_id, version, rubric_hash, tier, judge_key)
+            if combo in self.current:
+                key = TierKey(rubric_id, version, tier, rubric_hash)
+                tier_of_combo[i] = keys.setdefault(key, len(keys))
+        tier_no = tier_of_combo[which.ravel()]
+        used = counted[tier_no >= 0]
+        tier_no = tier_no[tier_no >= 0]
+        self.grades_used += int(vals[used, CELL_GRADES].sum())
+        # a run's part holds a (tier, judge) once: a used cell is one run on its panel
+        judge_keys = sorted({p[4] for p in cells.parts})
+        judge_of_part = np.array(
+            [judge_keys.index(p[4]) for p in cells.parts], dtype=np.int64
+        ).reshape(len(cells.parts))
+        judge_no = judge_of_part[cells.part[used]]
+        n_judges = max(len(judge_keys), 1)
+        scored = vals[used, CELL_SCORED]
+        tier_keys = list(keys)
+        for counter, mask in ((self.panel_count, None), (self.scored_count, scored > 0)):
+            pair = tier_no * n_judges + judge_no
+            n = np.bincount(pair if mask is None else pair[mask], minlength=len(keys) * n_judges)
+            for code in np.flatnonzero(n).tolist():
+                k, j = divmod(code, n_judges)
+                counter[tier_keys[k]][judge_keys[j]] += int(n[code])
+        self._name_judges()
+        # the noise floor's units: a judge's repeats of a run (population SD from the sums)
+        many = scored >= 2
+        n_rep, total = scored[many], vals[used[many], CELL_TOTAL]
+        mean = total / n_rep
+        total_sq = vals[used[many], CELL_TOTAL_SQ]
+        self.noise_run = cells.run[used[many]]
+        self.noise_sd = np.sqrt(np.maximum(0.0, total_sq / n_rep - mean * mean))
+        # each tier's panel scores: per run, its judges' scores by name
+        has_score = scored > 0
+        for k, key in enumerate(tier_keys):
+            mine = np.flatnonzero(has_score & (tier_no == k))
+            if not mine.size:
+                continue
+            rows = used[mine]
+            names = self.names[key]
+            labels = sorted(set(names.values()))
+            column = np.array(
+                [labels.index(names[j]) if j in names else -1 for j in judge_keys], dtype=np.int64
+            ).reshape(len(judge_keys))
+            runs_here, run_row = np.unique(cells.run[rows], return_inverse=True)
+            matrix = np.full((runs_here.size, len(labels)), np.nan)
+            matrix[run_row.ravel(), column[judge_no[mine]]] = (
+                vals[rows, CELL_TOTAL] / vals[rows, CELL_SCORED]
+            )
+            self.scores[key] = TierScores(
+                PanelScoreTable.of_judge_matrix(
+                    [cells.runs[i] for i in runs_here.tolist()], labels, matrix
+                )
+            )
+        for key in sorted(self.scored_count):
+            self.scores.setdefault(key, TierScores(PanelScoreTable.of([])))
 
     def _tally(self, part: _RunPart, sign: int) -> None:
         self.parse_errors += sign * part.parse
@@ -935,12 +1005,11 @@ class _Summary:
         }
 
     def _score(self, run_id: str, part: _RunPart) -> None:
-        """A run's panel score on each tier it has scored grades on."""
+        """A run's panel score on each tier it has scored grades on (judges by name)."""
         for key, judges in part.judges.items():
             names = self.names[key]
-            self.scores[key][run_id] = panel_score(
-                run_id, {names[j]: total / n for j, (n, total) in judges.items()}
-            )
+            by_name = sorted((names[j], total / n) for j, (n, total) in judges.items())
+            self.scores[key][run_id] = panel_score(run_id, dict(by_name))
 
     def _set_labels(self, facts: Sequence[LabelFact], run_ids: Sequence[str] | None) -> None:
         """Check labels of all runs (``run_ids`` None) or of those runs: stale ones apart."""
@@ -994,7 +1063,7 @@ class _Summary:
         # their grades, verdicts, current labels, votes and chapter grades
         ids = sorted(self.infra_ids)
         self.chapter_infra = (
-            int(sum(c[CELL_GRADES] for r in ids for c in self.cells.get(r, {}).values()))
+            int(sum(c[CELL_GRADES] for r in ids for c in self.cells.get(r).values()))
             + sum(len(self.other_verdicts.get(r, [])) for r in ids)
             + sum(len(p.infra) for r in ids if (p := self.label_parts.get(r)))
             + store.votes_and_chapter_grades_about(ids)
@@ -1020,11 +1089,11 @@ class _Summary:
         )
         for key in sorted(self.scores):
             tier_runs = self.scores[key]
-            mine = [r for r in run_ids if r in tier_runs]
+            mine = tier_runs.scored(run_ids)
             if mine:
                 row.leaderboard[key] = leaderboard_row(
                     label,
-                    [tier_runs[r] for r in mine],
+                    tier_runs.table_of(mine),
                     [(runs[r].pack_id, runs[r].task_id) for r in mine],
                     panel=sum(1 for n in self.panel_count[key].values() if n > 0),
                 )
@@ -1042,7 +1111,7 @@ class _Summary:
         if agree:
             res = proportion(sum(agree), len(agree))
             row.aj = Estimate(res.rate, res.ci[0], res.ci[1], res.n, res.k)
-        noise = [sd for r in run_ids if (p := self.parts.get(r)) for sd in p.noise]
+        noise = self._noise(run_ids)
         if noise:
             row.noise = statistics.fmean(noise)
             row.noise_cells = len(noise)
@@ -1055,6 +1124,15 @@ class _Summary:
             statistics.fmean(runs[r].output_tokens for r in run_ids),
         )
         return row
+
+    def _noise(self, run_ids: Sequence[str]) -> list[float]:
+        """The noise floor's units of these runs' cells (in no particular order)."""
+        written = [sd for r in run_ids if (p := self.parts.get(r)) for sd in p.noise]
+        index = self.cells.index
+        mine = np.zeros(len(self.cells.runs), dtype=np.bool_)
+        mine[[i for r in run_ids if r not in self.parts and (i := index.get(r)) is not None]] = True
+        base: list[float] = self.noise_sd[mine[self.noise_run]].tolist()
+        return base + written
 
     def analysis(self) -> Analysis:
         """The figures as the pages read them (copies: an older analysis may still be read)."""
@@ -1087,7 +1165,9 @@ class _Summary:
             judge_names.update(self.names[key])
         # copies of the dicts the next update changes in place (C-level, a few ms); the
         # verdicts' dict is replaced by its updates instead
-        scores = {key: dict(self.scores[key]) for key in sorted(self.scores) if self.scores[key]}
+        scores: dict[TierKey, Mapping[str, RunTierScore]] = {
+            key: self.scores[key].copy() for key in sorted(self.scores) if self.scores[key]
+        }
         tier_notes = {
             key: leaderboard_notes(
                 sorted(

@@ -17,7 +17,6 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
-import operator
 import os
 import tempfile
 from collections.abc import Mapping
@@ -49,6 +48,7 @@ from lhbench.store.aggregates import (
     CELL_TOTAL_SQ,
 )
 from lhbench.web.analysis import AgentRow, Estimate, Front, GradeState, grade_is_current
+from lhbench.web.cells import GradeCells
 
 __all__ = [
     "FORMAT",
@@ -277,10 +277,6 @@ def _grades_tag(store: Store, mark: int) -> dict[str, Any]:
 # a cell's integer sums and its float sums (Σ score, Σ score²), by their places in a cell
 _INTS = (CELL_GRADES, CELL_SCORED, CELL_PARSE, CELL_ERRORS, CELL_RETRY)
 _FLOATS = (CELL_TOTAL, CELL_TOTAL_SQ)
-# a saved row (its integer sums, then its float sums) back in a cell's order
-_TO_CELL = operator.itemgetter(
-    *((*_INTS, *_FLOATS).index(i) for i in range(len(_INTS) + len(_FLOATS)))
-)
 _CHUNK = 65_536
 
 
@@ -292,16 +288,7 @@ def save_grades(path: Path, secret: str, store: Store, state: GradeState) -> Non
     little-endian arrays: run index and part index (int32), integer sums (int64 × 5) and
     float sums (float64 × 2), written a chunk at a time.
     """
-    runs = list(state.cells)
-    parts: dict[tuple[str, str, str, str, str], int] = {}
-    run_idx: list[int] = []
-    part_idx: list[int] = []
-    values: list[list[float]] = []
-    for i, cells in enumerate(state.cells.values()):
-        for part, c in cells.items():
-            run_idx.append(i)
-            part_idx.append(parts.setdefault(part, len(parts)))
-            values.append(c)
+    runs, parts, run_idx, part_idx, values = state.cells.columns()
     header = {
         "tag": _grades_tag(store, state.mark),
         "runs": runs,
@@ -327,8 +314,7 @@ def save_grades(path: Path, secret: str, store: Store, state: GradeState) -> Non
             for cols, dtype in ((list(_INTS), "<i8"), (list(_FLOATS), "<f8")):
                 for lo in range(0, len(values), _CHUNK):
                     # counts are far below 2**53: exact as float64 on the way
-                    block = np.array(values[lo : lo + _CHUNK], dtype=np.float64)
-                    put(block[:, cols].astype(dtype).tobytes())
+                    put(values[lo : lo + _CHUNK][:, cols].astype(dtype).tobytes())
             f.seek(0)
             f.write(mac.hexdigest().encode())
         os.replace(tmp, path)
@@ -375,18 +361,18 @@ def _grades_of(body: bytes, store: Store) -> GradeState | None:
         or part_idx.max() >= len(parts)
     ):
         return None
-    shared = [(p[0], p[1], p[2], p[3], p[4]) for p in parts]
-    cells: dict[str, dict[tuple[str, str, str, str, str], list[float]]] = {}
-    for lo in range(0, n, _CHUNK):
-        hi = min(n, lo + _CHUNK)
-        for r, p, whole, frac in zip(
-            run_idx[lo:hi].tolist(),
-            part_idx[lo:hi].tolist(),
-            ints[lo:hi].tolist(),
-            floats[lo:hi].tolist(),
-            strict=True,
-        ):
-            cells.setdefault(runs[r], {})[shared[p]] = list(_TO_CELL(whole + frac))
+    if len(set(runs)) != len(runs) or len(set(map(tuple, parts))) != len(parts):
+        return None
+    values = np.empty((n, len(_INTS) + len(_FLOATS)), dtype=np.float64)
+    values[:, list(_INTS)] = ints
+    values[:, list(_FLOATS)] = floats
+    cells = GradeCells(
+        runs,
+        [(p[0], p[1], p[2], p[3], p[4]) for p in parts],
+        run_idx.astype(np.int64),
+        part_idx.astype(np.int64),
+        values,
+    )
     combos: dict[tuple[str | None, str, str, str, str, str], int] = {}
     for c in head["combos"]:
         if not isinstance(c, list) or len(c) != 7 or type(c[6]) is not int:
