@@ -519,11 +519,13 @@ def analyse(
             if save is not None:
                 save(GradeState(summary.mark, summary.cells, summary.combo_counts, summary.newest))
         out = summary.analysis()
+        # the summary lives until the next write and holds no cycles: out of the
+        # collector's way, or the requests after it pay for walking it (see settle_heap).
+        # Frozen before the collector is back: the allocations counted while it was off
+        # would start a full collection of them at once (0.1 s, the interpreter held)
+        gc.freeze()
     # a log the summary no longer needs is cut (other readers then summarise again)
     store.trim_changes(summary.mark)
-    # the summary lives until the next write and holds no cycles: out of the collector's
-    # way, or the requests after it pay for walking it (see settle_heap)
-    gc.freeze()
     return out
 
 
@@ -562,9 +564,10 @@ def refresh(store: Store, previous: Analysis) -> Analysis:
         previous._summary = None
         updated = summary.update(store, changes)
         out = updated.analysis() if updated is not None else None
+        if out is not None:
+            gc.freeze()  # before the collector is back (see analyse)
     if out is None:
         return analyse(store, by=previous.by_asked, panel=previous.panel)
-    gc.freeze()
     return out
 
 
@@ -924,20 +927,18 @@ class _Summary:
         self.parse_errors += int(vals[counted, CELL_PARSE].sum())
         # per (pack, part) met: its current tier's number, -1 for a combination not current
         n_parts = max(len(cells.parts), 1)
-        combos, which = np.unique(
-            cell_pack[counted] * n_parts + cells.part[counted], return_inverse=True
-        )
+        combo_no = cell_pack[counted] * n_parts + cells.part[counted]
         pack_names = list(packs)
         keys: dict[TierKey, int] = {}
-        tier_of_combo = np.full(combos.size, -1, dtype=np.int64)
-        for i, code in enumerate(combos.tolist()):
+        tier_of_combo = np.full(len(packs) * n_parts, -1, dtype=np.int64)
+        for code in np.flatnonzero(np.bincount(combo_no, minlength=tier_of_combo.size)).tolist():
             pack_no, part_no = divmod(code, n_parts)
             rubric_id, version, rubric_hash, tier, judge_key = cells.parts[part_no]
             combo = (pack_names[pack_no], rubric_id, version, rubric_hash, tier, judge_key)
             if combo in self.current:
                 key = TierKey(rubric_id, version, tier, rubric_hash)
-                tier_of_combo[i] = keys.setdefault(key, len(keys))
-        tier_no = tier_of_combo[which.ravel()]
+                tier_of_combo[code] = keys.setdefault(key, len(keys))
+        tier_no = tier_of_combo[combo_no]
         used = counted[tier_no >= 0]
         tier_no = tier_no[tier_no >= 0]
         self.grades_used += int(vals[used, CELL_GRADES].sum())
@@ -976,9 +977,13 @@ class _Summary:
             column = np.array(
                 [labels.index(names[j]) if j in names else -1 for j in judge_keys], dtype=np.int64
             ).reshape(len(judge_keys))
-            runs_here, run_row = np.unique(cells.run[rows], return_inverse=True)
+            # the rows' runs ascend (the columns are grouped by run): a row per run
+            run_of = cells.run[rows]
+            first = np.empty(run_of.size, dtype=np.bool_)
+            first[0], first[1:] = True, run_of[1:] != run_of[:-1]
+            runs_here, run_row = run_of[first], np.cumsum(first) - 1
             matrix = np.full((runs_here.size, len(labels)), np.nan)
-            matrix[run_row.ravel(), column[judge_no[mine]]] = (
+            matrix[run_row, column[judge_no[mine]]] = (
                 vals[rows, CELL_TOTAL] / vals[rows, CELL_SCORED]
             )
             self.scores[key] = TierScores(
