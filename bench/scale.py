@@ -750,6 +750,10 @@ def web(url: str, built: Built, work: Path, env: dict[str, str], note: Any) -> N
         # failed sign-ins that rate-limit it: set it as this bench signs in
         add_user(store, "bench", PASSWORD, admin=True)
         store.clear_login_failures("bench")
+    # the first server starts from nothing saved (a reused store's earlier runs left their
+    # summary in the home): its first overview is the whole summary, and the cold figures
+    # after it a running server's; the restarted server below starts from what it saved
+    shutil.rmtree(Path(env["LHBENCH_HOME"]) / "web-overview", ignore_errors=True)
     with serve(url, env, work) as (c, pid), Store.open(url, migrate=False) as store:
         first_page = timed_get(c, "/")
         cold, warm, runs_warm, long_page = [], [], [], []

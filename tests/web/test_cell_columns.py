@@ -146,3 +146,16 @@ def test_tier_scores_written_runs_shadow_the_table() -> None:
     assert scores.scored(["r1", "r2", "r3"]) == ["r2", "r3"]
     table = scores.table_of(["r3", "r2"])
     assert table.run_ids == ["r3", "r2"] and table.mean.tolist() == [1.0, 3.0]
+    assert table.has_judge.tolist() == [[True, False], [True, True]]
+    assert table.judge_scores.tolist() == [[1.0, 0.0], [2.0, 4.0]]
+    # the leaderboard reads the same figures as from the runs' scores one by one
+    from lhbench.reporting import leaderboard_row
+
+    for ids in (["r3", "r2"], ["r2"], ["r3"]):
+        objects = [scores[r] for r in ids]
+        assert leaderboard_row("g", scores.table_of(ids), [("p", r) for r in ids], panel=2) == (
+            leaderboard_row("g", objects, [("p", r) for r in ids], panel=2)
+        )
+    # a judge the table has no column for: built from the scores
+    scores["r4"] = panel_score("r4", {"C": 2.0})
+    assert scores.table_of(["r4", "r2"]).judges == ["A", "B", "C"]

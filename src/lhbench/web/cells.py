@@ -11,6 +11,7 @@ beside them as the dict (or score) the incremental update makes for it.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import replace
 from operator import itemgetter
 
 import numpy as np
@@ -217,7 +218,27 @@ class TierScores(Mapping[str, RunTierScore]):
         return [r for r in run_ids if self._has(r)]
 
     def table_of(self, run_ids: Sequence[str]) -> PanelScoreTable:
-        """These runs' scores as a table, in their order (each must have one)."""
-        if any(r in self.written for r in run_ids):
+        """These runs' scores as a table, in their order (each must have one).
+
+        The table's rows, with the rows of runs scored since written over them (the tier's
+        judges as columns: a judge none of these runs has is a column nobody fills, which
+        the leaderboard's figures skip).
+        """
+        t = self.table
+        at = [i for i, r in enumerate(run_ids) if r in self.written]
+        if not at:
+            return t.take(np.array([self.row[r] for r in run_ids], dtype=np.intp))
+        col = {j: c for c, j in enumerate(t.judges)}
+        mine = [self[run_ids[i]] for i in at]
+        if not t.run_ids or any(j not in col for s in mine for j in s.judge_scores):
             return PanelScoreTable.of([self[r] for r in run_ids])
-        return self.table.take(np.array([self.row[r] for r in run_ids], dtype=np.intp))
+        out = replace(
+            t.take(np.array([self.row.get(r, 0) for r in run_ids], dtype=np.intp)),
+            run_ids=list(run_ids),
+        )
+        for i, s in zip(at, mine, strict=True):
+            out.judge_scores[i], out.has_judge[i] = 0.0, False
+            for j, v in s.judge_scores.items():
+                out.judge_scores[i, col[j]], out.has_judge[i, col[j]] = v, True
+            out.mean[i], out.variance[i] = s.mean, s.variance
+        return out
