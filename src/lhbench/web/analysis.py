@@ -1019,13 +1019,22 @@ class _Summary:
     def _set_labels(self, facts: Sequence[LabelFact], run_ids: Sequence[str] | None) -> None:
         """Check labels of all runs (``run_ids`` None) or of those runs: stale ones apart."""
         parts: dict[str, _LabelPart] = {r: _LabelPart([], 0, []) for r in run_ids or ()}
+        every, counted_runs, task_hashes = self.every_by_id, self.runs, self.task_hashes
         for lab in facts:
-            part = parts.setdefault(lab.run_id, _LabelPart([], 0, []))
-            owner = self.every_by_id.get(lab.run_id)
-            now = self.task_hashes.get((owner.pack_id, owner.task_id)) if owner else None
+            run_id = lab.run_id
+            part = parts.get(run_id)
+            if part is None:
+                part = parts[run_id] = _LabelPart([], 0, [])
+            owner = every.get(run_id)
+            # the task's current content (only a label with a check hash can be stale)
+            now = (
+                task_hashes.get((owner.pack_id, owner.task_id))
+                if owner is not None and lab.check_hash
+                else None
+            )
             if label_is_stale(lab.source, lab.check_hash, now):
                 part.stale += 1
-            elif owner is None or lab.run_id in self.runs:
+            elif owner is None or run_id in counted_runs:
                 part.counted.append(lab)
             else:
                 part.infra.append(lab)
