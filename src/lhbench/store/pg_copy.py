@@ -45,6 +45,8 @@ def step_copy_cursor(raw: Any) -> Any:
 def copy_data(cursor: Any, run_id: str, rows: Iterable[Sequence[Any]]) -> bytes | bytearray | None:
     """The binary COPY of ``rows`` (``schema.STEP_ROW`` order, then ``run_id``) as bytes.
 
+    A bytearray where psycopg's C row formatter is called straight (no copy of the batch).
+
     ``cursor`` (``step_copy_cursor``) only lends its dumpers: nothing is sent. None when
     psycopg refuses a value (a NUL character in a text column).
     """
