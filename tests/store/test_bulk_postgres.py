@@ -95,6 +95,8 @@ def test_append_returns_while_the_server_still_stores_the_batch(pg: Store) -> No
         assert idle
         for conn in idle:
             assert conn.driver_connection.execute("SHOW synchronous_commit").fetchone() == ("on",)
+            work_mem = "SELECT setting = reset_val FROM pg_settings WHERE name = 'work_mem'"
+            assert conn.driver_connection.execute(work_mem).fetchone() == (True,)
     finally:
         for conn in idle:
             conn.close()

@@ -299,10 +299,15 @@ class _Session(LineSession):
 
     def _usage(self, mid: str, model: str | None, sub: bool, t: Tally) -> None:
         # usage repeats on every line of a message: keep the latest, count it once
-        self.recent[mid] = (model, sub, t)
-        self.recent.move_to_end(mid)
-        if len(self.recent) > _RECENT:
-            self._settle(*self.recent.popitem(last=False)[1])
+        recent = self.recent
+        if mid in recent:
+            recent.move_to_end(mid)  # a new id is added at the end already
+        recent[mid] = (model, sub, t)
+        if len(recent) > _RECENT:
+            # the oldest message settled (``_settle``, inline: this runs once per message)
+            old_model, old_sub, old = recent.popitem(last=False)[1]
+            (self.sub if old_sub else self.main).add(old)
+            self.tokens.add_model(old_model, old)
 
     def _settle(self, model: str | None, sub: bool, t: Tally) -> None:
         (self.sub if sub else self.main).add(t)

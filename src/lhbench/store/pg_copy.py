@@ -42,8 +42,10 @@ def step_copy_cursor(raw: Any) -> Any:
     return cur
 
 
-def copy_data(cursor: Any, run_id: str, rows: Iterable[Sequence[Any]]) -> bytes | None:
+def copy_data(cursor: Any, run_id: str, rows: Iterable[Sequence[Any]]) -> bytes | bytearray | None:
     """The binary COPY of ``rows`` (``schema.STEP_ROW`` order, then ``run_id``) as bytes.
+
+    A bytearray where psycopg's C row formatter is called straight (no copy of the batch).
 
     ``cursor`` (``step_copy_cursor``) only lends its dumpers: nothing is sent. None when
     psycopg refuses a value (a NUL character in a text column).
@@ -54,8 +56,19 @@ def copy_data(cursor: Any, run_id: str, rows: Iterable[Sequence[Any]]) -> bytes 
     buf = io.BytesIO()
     copy = Copy(cursor, binary=True, writer=FileWriter(buf))
     copy.set_types(PG_STEP_TYPES)
-    write = copy.write_row
+    fast = _row_formatter()
     try:
+        if fast is not None:
+            # psycopg's own C row formatter called straight into one buffer: the bytes
+            # ``Copy.write_row`` writes, without its two Python calls per row
+            fmt, signature, trailer = fast
+            tx = copy.formatter.transformer
+            out = bytearray(signature)
+            for r in rows:
+                fmt((*r, run_id), tx, out)
+            out += trailer
+            return out
+        write = copy.write_row
         for r in rows:
             write((*r, run_id))
     except DataError:
@@ -64,7 +77,27 @@ def copy_data(cursor: Any, run_id: str, rows: Iterable[Sequence[Any]]) -> bytes 
     return buf.getvalue()
 
 
-def send_copy(raw: Any, data: bytes) -> None:
+@functools.cache
+def _row_formatter() -> tuple[Any, bytes, bytes] | None:
+    """The binary row formatter of psycopg, the COPY's signature and trailer (None: not found).
+
+    They are psycopg's internals (``psycopg._copy_base``): if a release moves them,
+    ``copy_data`` writes through ``Copy.write_row`` instead, which gives the same bytes
+    (``tests/store/test_pg_copy.py`` compares the two).
+    """
+    try:
+        from psycopg import _copy_base
+    except ImportError:  # pragma: no cover - another psycopg layout
+        return None
+    fmt = getattr(_copy_base, "format_row_binary", None)
+    signature = getattr(_copy_base, "_binary_signature", None)
+    trailer = getattr(_copy_base, "_binary_trailer", None)
+    if fmt is None or type(signature) is not bytes or type(trailer) is not bytes:
+        return None  # pragma: no cover
+    return fmt, signature, trailer
+
+
+def send_copy(raw: Any, data: bytes | bytearray) -> None:
     """COPY ``data`` (``copy_data``'s) into the steps in ``raw``'s transaction, uncommitted."""
     from psycopg.copy import LibpqWriter
 
@@ -75,7 +108,11 @@ def send_copy(raw: Any, data: bytes) -> None:
 
 
 def copy_batch(
-    raw: Any, cursor: Any, run_id: str, rows: Sequence[Sequence[Any]], data: bytes | None
+    raw: Any,
+    cursor: Any,
+    run_id: str,
+    rows: Sequence[Sequence[Any]],
+    data: bytes | bytearray | None,
 ) -> None:
     """Store one batch in one transaction of ``raw``, committed when this returns.
 
