@@ -207,3 +207,44 @@ def test_run_pages_and_the_overview_answer_while_the_summary_is_made(
     waiting.join(60)
     assert made == [1]  # one summary, updated after the write, not a second one beside it
     assert after == [pages(client(store, tmp_path / "fresh"), [])["/?sort="]]
+
+
+def test_warm_compiles_every_page_template_before_the_summary(
+    store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A restarted server compiles its templates on the warm thread, not in a first page."""
+    import jinja2
+
+    events: list[tuple[str, str]] = []
+    compile_ = jinja2.Environment.compile
+
+    def compiling(
+        self: jinja2.Environment, source: Any, name: Any = None, *a: Any, **k: Any
+    ) -> Any:
+        events.append((threading.current_thread().name, f"compile {name}"))
+        return compile_(self, source, name, *a, **k)
+
+    def counting(*a: Any, **k: Any) -> Analysis:
+        events.append((threading.current_thread().name, "summary"))
+        return analyse(*a, **k)
+
+    monkeypatch.setattr(jinja2.Environment, "compile", compiling)
+    monkeypatch.setattr(web_deps, "analyse", counting)
+    c = client(store, tmp_path, warm=True)
+    for _ in range(600):
+        if ("lhbench-warm", "summary") in events:
+            break
+        threading.Event().wait(0.05)
+    env = c.app.state.web.templates.env  # type: ignore[attr-defined]
+    pages_ = env.list_templates(filter_func=lambda n: n.endswith(".html"))
+    start = events.index(("lhbench-warm", "summary"))
+    assert len(pages_) > 10
+    # every page template compiled before the start's summary: on the warm thread (or by
+    # the sign-in's request that asked for the login page first)
+    before_summary = {what for _, what in events[:start]}
+    assert {f"compile {n}" for n in pages_} <= before_summary
+    assert sum(who == "lhbench-warm" for who, _ in events[:start]) >= len(pages_) - 1
+    # a page asked now compiles nothing
+    before = len(events)
+    assert c.get("/").status_code == 200
+    assert not [e for e in events[before:] if e[1].startswith("compile")]
