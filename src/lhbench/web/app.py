@@ -51,7 +51,7 @@ def create_app(
         settings: Settings (``web_public_leaderboard``, ``web_secure_cookies``,
             ``judge_panel``); read from lhbench.toml and the environment if not given.
         login_policy: Sign-in rate limits and answer time.
-        warm: Compile the page templates and start summarising the store for the
+        warm: Compile the page templates, then start summarising the store for the
             overview at once, on a thread (at 1,000,000 grades the whole summary takes
             seconds; the first request then waits only for what is left of it, and later
             writes update it).
@@ -132,5 +132,7 @@ def create_app(
         return RedirectResponse(f"/{query}", status_code=303)
 
     if warm:
-        threading.Thread(target=state.warm, name="lhbench-warm", daemon=True).start()
+        # before the server listens: no page compiles one while the summary runs
+        state.compile_templates()
+        threading.Thread(target=state.analysis, name="lhbench-warm", daemon=True).start()
     return app

@@ -171,16 +171,15 @@ class WebApp:
         )
         self.cache = StoreCache(self.store)
 
-    def warm(self) -> None:
-        """What a restarted server does before its first pages need it, on its own thread.
+    def compile_templates(self) -> None:
+        """Compile every page template now (0.15 s), not in the first page that needs it.
 
-        Every page template compiled (the first run page after a start spent 40 ms of its
-        CPU compiling ``run.html``), then the overview's summary made (:meth:`analysis`).
+        A restarted server's first run page spent 40 ms of its CPU compiling ``run.html``,
+        while the start's summary shared the interpreter with it.
         """
         env = self.templates.env
         for name in env.list_templates(filter_func=lambda n: n.endswith(".html")):
             env.get_template(name)
-        self.analysis()
 
     @property
     def secure(self) -> bool:
