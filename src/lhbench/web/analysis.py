@@ -301,9 +301,12 @@ def grade_is_current(
     ) in current
 
 
+_ID = attrgetter("id")
+
+
 def default_group_by(runs: Sequence[RunFact]) -> tuple[str, ...]:
     """harness, model, and every version key the runs carry."""
-    keys = sorted({k for r in runs for k in r.versions})
+    keys = sorted(set().union(*map(attrgetter("versions"), runs)))
     return (*BASE_KEYS, *(f"versions.{k}" for k in keys))
 
 
@@ -624,12 +627,13 @@ class _Summary:
         # read again by the next update (runs are recomputed whole, so twice is harmless)
         self.mark = store.change_mark()
         self.every = store.run_facts()
-        self.every_by_id = {r.id: r for r in self.every}
+        self.every_by_id = dict(zip(map(_ID, self.every), self.every, strict=True))
         # a run that failed for infrastructure is no score: in no figure, named in the notes
-        infra = [r for r in self.every if r.failure_kind == FailureKind.INFRASTRUCTURE.value]
+        kind = FailureKind.INFRASTRUCTURE.value
+        infra = [r for r in self.every if r.failure_kind == kind]
         self.infra_ids = {r.id for r in infra}
-        facts = [r for r in self.every if r.failure_kind != FailureKind.INFRASTRUCTURE.value]
-        self.runs = {r.id: r for r in facts}
+        facts = [r for r in self.every if r.failure_kind != kind] if infra else self.every
+        self.runs = dict(zip(map(_ID, facts), facts, strict=True))
         self.group_by = tuple(by) if by else default_group_by(facts)
         self.rubric_hashes, self.library, self.tasks = _pack_metadata(store)
         self.task_hashes = {k: t.content_hash for k, t in self.tasks.items()}
