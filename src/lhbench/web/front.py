@@ -221,11 +221,12 @@ def save_front(
         raise
 
 
-def _signed_body(path: Path, key: bytes, max_bytes: int) -> bytes | None:
+def _signed_body(path: Path, key: bytes, max_bytes: int) -> memoryview | None:
     """What follows the first line of ``path`` if that line is its HMAC-SHA256 under ``key``.
 
     None when the file is missing, over ``max_bytes``, or not signed so (checked before
-    anything in it is read).
+    anything in it is read). A view of the file's bytes, not a copy (40 MB of grade cells
+    at 100,000 runs).
     """
     try:
         if path.stat().st_size > max_bytes:
@@ -233,9 +234,12 @@ def _signed_body(path: Path, key: bytes, max_bytes: int) -> bytes | None:
         raw = path.read_bytes()
     except OSError:
         return None
-    sig, _, body = raw.partition(b"\n")
+    cut = raw.find(b"\n")
+    if cut < 0:
+        return None
+    body = memoryview(raw)[cut + 1 :]
     good = hmac.new(key, body, hashlib.sha256).hexdigest().encode()
-    return body if hmac.compare_digest(sig, good) else None
+    return body if hmac.compare_digest(raw[:cut], good) else None
 
 
 def load_front(path: Path, secret: str, store: Store, panel: set[str] | None) -> Front | None:
@@ -249,7 +253,7 @@ def load_front(path: Path, secret: str, store: Store, panel: set[str] | None) ->
     if text is None:
         return None
     try:
-        doc = json.loads(text)
+        doc = json.loads(text.tobytes())
         tag = doc["tag"]
         want = _tag(store, store.data_version(), store.change_mark(), panel)
         if tag != want:
@@ -339,9 +343,17 @@ def load_grades(path: Path, secret: str, store: Store) -> GradeState | None:
         return None
 
 
-def _grades_of(body: bytes, store: Store) -> GradeState | None:
-    text, _, data = body.partition(b"\n")
-    head = json.loads(text)
+def _grades_of(body: memoryview, store: Store) -> GradeState | None:
+    # the header's end, found in the file's bytes the view is of (no copy of the cells)
+    raw = body.obj
+    if not isinstance(raw, bytes):
+        return None
+    start = len(raw) - len(body)
+    cut = raw.find(b"\n", start) - start
+    if cut < 0:
+        return None
+    head = json.loads(body[:cut].tobytes())
+    data = body[cut + 1 :]
     tag, n = head["tag"], head["n"]
     mark = tag["mark"]
     if type(mark) is not int or tag != _grades_tag(store, mark):
