@@ -41,6 +41,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import Session
 from sqlalchemy.sql import ClauseElement
+from sqlalchemy.sql.util import ClauseAdapter
 
 from lhbench.schema import (
     FailureKind,
@@ -899,7 +900,11 @@ class AggregateStore(RunStore):
         elif sqlite:
             pattern_sql = [func.coalesce(coding.expression, pattern_text)]
         else:
-            pattern_sql = [coding.expression, case((coding.expression.is_(None), pattern_text))]
+            # the code written once: read from a subquery of the table (below), as the
+            # planner would otherwise compute it twice a row
+            code = literal_column("pattern_code", BigInteger)
+            pattern_sql = [code, case((code.is_(None), pattern_text))]
+        text_column = len(pattern_sql) == 2  # PostgreSQL's second pattern column
         columns: list[Any] = [
             GradeRow.run_id,
             GradeRow.tier_score,
@@ -908,7 +913,6 @@ class AggregateStore(RunStore):
             # backfilled, say by another tool: its document's scores)
             func.coalesce(GradeRow.dim_scores, cast(GradeRow.document["scores"], Text)),
         ]
-        text_column = len(pattern_sql) == 2  # PostgreSQL's second pattern column
         # SQLite sorts the coded rows for less CPU than their keys cost to fetch and
         # order here (3.3 s against 4.3 s of CPU for the whole read at 100k, measured)
         in_numpy = not sort_in_database and not sqlite and self._ids_sort_bytewise()
@@ -918,6 +922,15 @@ class AggregateStore(RunStore):
             stmt = select(*columns, created, GradeRow.id)
         else:
             stmt = select(*columns).order_by(GradeRow.created_at, GradeRow.id)
+        if text_column:
+            assert coding is not None
+            # OFFSET 0: a subquery PostgreSQL keeps (not merged into the outer query)
+            coded_rows = (
+                select(GradeRow.__table__, coding.expression.label("pattern_code"))
+                .offset(0)
+                .subquery("g")
+            )
+            stmt = ClauseAdapter(coded_rows).traverse(stmt)
         runs: dict[str, int] = {}
         patterns: dict[str, int] = {}
         coded: dict[int | str | None, int] = {}  # a row's code or text -> its pattern's index
