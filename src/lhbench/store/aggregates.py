@@ -41,6 +41,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import Session
 from sqlalchemy.sql import ClauseElement
+from sqlalchemy.sql.util import ClauseAdapter
 
 from lhbench.schema import (
     FailureKind,
@@ -889,14 +890,25 @@ class AggregateStore(RunStore):
             pattern_text = pattern_text + col + sep
         pattern_text = pattern_text + parts_sql[-1]
         sqlite = self.engine.dialect.name == "sqlite"
-        coding = self._pattern_coding(judges) if sqlite else None
+        coding = self._pattern_coding(judges)
+        # the pattern's integer code where each of its columns holds a value known
+        # beforehand (an integer is a fraction of a text's cost to make and fetch), else
+        # its text: in one column on SQLite (whose columns hold either type), in two on
+        # PostgreSQL (the code, and the text only where the code is NULL)
+        if coding is None:
+            pattern_sql: list[Any] = [pattern_text]
+        elif sqlite:
+            pattern_sql = [func.coalesce(coding.expression, pattern_text)]
+        else:
+            # the code written once: read from a subquery of the table (below), as the
+            # planner would otherwise compute it twice a row
+            code = literal_column("pattern_code", BigInteger)
+            pattern_sql = [code, case((code.is_(None), pattern_text))]
+        text_column = len(pattern_sql) == 2  # PostgreSQL's second pattern column
         columns: list[Any] = [
             GradeRow.run_id,
             GradeRow.tier_score,
-            # SQLite: the pattern's integer code where each of its columns holds a value
-            # known beforehand (an integer is a fraction of a text's cost to make and
-            # fetch), else its text; a column of SQLite's holds either type
-            pattern_text if coding is None else func.coalesce(coding.expression, pattern_text),
+            *pattern_sql,
             # the compact column (a grade written before migration 0022 and not
             # backfilled, say by another tool: its document's scores)
             func.coalesce(GradeRow.dim_scores, cast(GradeRow.document["scores"], Text)),
@@ -910,9 +922,18 @@ class AggregateStore(RunStore):
             stmt = select(*columns, created, GradeRow.id)
         else:
             stmt = select(*columns).order_by(GradeRow.created_at, GradeRow.id)
+        if text_column:
+            assert coding is not None
+            # OFFSET 0: a subquery PostgreSQL keeps (not merged into the outer query)
+            coded_rows = (
+                select(GradeRow.__table__, coding.expression.label("pattern_code"))
+                .offset(0)
+                .subquery("g")
+            )
+            stmt = ClauseAdapter(coded_rows).traverse(stmt)
         runs: dict[str, int] = {}
         patterns: dict[str, int] = {}
-        coded: dict[int | str, int] = {}  # a row's code or text -> its pattern's index
+        coded: dict[int | str | None, int] = {}  # a row's code or text -> its pattern's index
         # score lists as stored (``dim_scores``, no evidence): a panel repeats a few, so most
         # rows are a lookup; bounded, in case a store's lists all differ
         texts: dict[str, int] = {}
@@ -928,9 +949,20 @@ class AggregateStore(RunStore):
             run.append(np.fromiter(map(runs.__getitem__, cols[0]), np.int64, len(batch)))
             tier_score.append(np.array(cols[1], dtype=np.float64))  # None: NaN
             for p in set(cols[2]).difference(coded):
+                if p is None:  # PostgreSQL: a value not known, the text in the next column
+                    coded[p] = -1
+                    continue
                 text = p if coding is None or isinstance(p, str) else coding.text(p)
                 coded[p] = patterns.setdefault(text, len(patterns))
-            pattern.append(np.fromiter(map(coded.__getitem__, cols[2]), np.int64, len(batch)))
+            codes = np.fromiter(map(coded.__getitem__, cols[2]), np.int64, len(batch))
+            if text_column:
+                # the few rows read as text (a loop over them only)
+                unknown = np.flatnonzero(codes < 0)
+                codes[unknown] = [
+                    patterns.setdefault(cols[3][i], len(patterns)) for i in unknown.tolist()
+                ]
+                del cols[3]
+            pattern.append(codes)
             local: dict[str | None, int] = {}
             for text in set(cols[3]):
                 listed = texts.get(text or "[]")
@@ -993,29 +1025,53 @@ class AggregateStore(RunStore):
         )
 
     def _pattern_coding(self, judges: Mapping[str, JudgeName]) -> _PatternCoding | None:
-        """The integer coding of grade patterns (SQLite), or None where it cannot be one.
+        """The integer coding of grade patterns, or None where it cannot be one.
 
-        Each column's known values: those of a sample of grades (evenly spread rowids),
-        the values an enum column may hold, and the judges' keys. A row holding any other
-        value is read as its text, so the sample decides the speed, never the result.
+        Each column's known values: those of a sample of grades (SQLite: evenly spread
+        rowids; PostgreSQL: the first rows and a sample of the table's pages), the values
+        an enum column may hold, and the judges' keys. A row holding any other value is
+        read as its text, so the sample decides the speed, never the result.
         """
+        parts = _pattern_parts()
+        sqlite = self.engine.dialect.name == "sqlite"
+        if not sqlite and self.engine.dialect.name != "postgresql":
+            return None
         with self.engine.connect() as conn:
-            top = conn.exec_driver_sql("SELECT max(rowid) FROM grades").scalar()
-            if top is None:
-                return None
-            step = max(1, int(top) // _SAMPLE)
-            rowids = sorted({*range(1, min(int(top), _SAMPLE) + 1), *range(1, int(top) + 1, step)})
-            sampled = conn.execute(
-                select(*_pattern_parts())
-                .where(literal_column("grades.rowid").in_(rowids))
-                .distinct()
-            ).all()
-        domains: list[dict[str, int]] = [{} for _ in _pattern_parts()]
+            if sqlite:
+                top = conn.exec_driver_sql("SELECT max(rowid) FROM grades").scalar()
+                if top is None:
+                    return None
+                step = max(1, int(top) // _SAMPLE)
+                rowids = sorted(
+                    {*range(1, min(int(top), _SAMPLE) + 1), *range(1, int(top) + 1, step)}
+                )
+                sampled = conn.execute(
+                    select(*parts).where(literal_column("grades.rowid").in_(rowids)).distinct()
+                ).all()
+            else:
+                # the planner's count of rows (-1 or 0 before the first ANALYZE)
+                rows = conn.exec_driver_sql(
+                    "SELECT reltuples FROM pg_class WHERE oid = to_regclass('grades')"
+                ).scalar()
+                head = select(*parts).limit(_SAMPLE).subquery()
+                queries: list[Any] = [select(*head.c).distinct()]
+                if rows is not None and float(rows) > 2 * _SAMPLE:
+                    # pages picked at random (SYSTEM reads those only): ten samples' worth
+                    # of rows, a page's rows being often of one run
+                    percent = min(100.0, 100.0 * 10 * _SAMPLE / float(rows))
+                    sql = str(select(*parts).distinct().compile(self.engine))
+                    queries.append(f"{sql} TABLESAMPLE SYSTEM ({percent:.6f}) REPEATABLE (0)")
+                sampled = [
+                    row
+                    for q in queries
+                    for row in (conn.exec_driver_sql(q) if isinstance(q, str) else conn.execute(q))
+                ]
+        domains: list[dict[str, int]] = [{} for _ in parts]
         extra: dict[int, Sequence[str]] = {
             1: [t.value for t in TierKind],
             3: list(judges) if len(judges) <= _MOST_VALUES else [],
             4: [s.value for s in GradeStatus],
-            5: ["0", "1"],
+            5: ["0", "1"] if sqlite else ["false", "true"],
             6: ["0", "1", "2"],
         }
         for c, domain in enumerate(domains):
@@ -1027,7 +1083,7 @@ class AggregateStore(RunStore):
             # no grade sampled (rowids left by deletes), or so many values that a row's
             # CASE (a comparison per value) would cost more than its text
             return None
-        return _PatternCoding([list(d) for d in domains], radixes)
+        return _PatternCoding([list(d) for d in domains], radixes, wide=not sqlite)
 
     def failure_step_counts(self, run_ids: Sequence[str]) -> dict[str, StepTally]:
         """Steps and tool calls of ``run_ids``, flagged when the failure taxonomy must read them.
@@ -1226,14 +1282,19 @@ class _PatternCoding:
     NULL in SQL where a column holds a value not known (then the row's text is read).
     """
 
-    def __init__(self, domains: list[list[str]], radixes: list[int]) -> None:
+    def __init__(self, domains: list[list[str]], radixes: list[int], *, wide: bool) -> None:
         self.domains = domains
         self.radixes = radixes
         self.weights = [math.prod(radixes[:c]) for c in range(len(radixes))]
         self.expression: Any = None
         for col, domain, weight in zip(_pattern_parts(), domains, self.weights, strict=True):
             digit = case({v: i * weight for i, v in enumerate(domain)}, value=col, else_=None)
-            self.expression = digit if self.expression is None else self.expression + digit
+            if self.expression is None:
+                # wide: a 64-bit sum from the first digit (PostgreSQL's integer is 32 bits,
+                # SQLite's 64)
+                self.expression = cast(digit, BigInteger) if wide else digit
+            else:
+                self.expression = self.expression + digit
 
     def text(self, code: int) -> str:
         """The pattern text of a code (as the database writes it)."""
