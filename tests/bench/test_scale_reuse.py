@@ -8,6 +8,7 @@ store whose marker predates that is read for its judges' endpoint.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import json
 import os
@@ -48,13 +49,22 @@ def _grades(url: str) -> int:
 def test_reuse_with_another_stub_port_is_refused_before_the_grade_job(
     scale: ModuleType, tmp_path: Path
 ) -> None:
+    with contextlib.ExitStack() as stack:
+        _refused_on_another_port(scale, tmp_path, stack)
+
+
+def _refused_on_another_port(
+    scale: ModuleType, tmp_path: Path, stack: contextlib.ExitStack
+) -> None:
     work = tmp_path / "work"
     (work / "home").mkdir(parents=True)
     packs = scale.write_packs(work / "packs")
     url = f"sqlite:///{work / f'scale-{N}.db'}"
-    with ModelStub(auto_script()) as built_with:
-        res = scale.one("sqlite", url, N, work, packs, built_with, (), False)
-        port = built_with.port
+    # the building stub stays up to the end: its port cannot be handed to "another" stub
+    # (closed, the OS gave the next stub the same ephemeral port now and then)
+    built_with = stack.enter_context(ModelStub(auto_script()))
+    res = scale.one("sqlite", url, N, work, packs, built_with, (), False)
+    port = built_with.port
     marker = work / f"built-sqlite-{N}.json"
     held = json.loads(marker.read_text())
     assert held["stub_port"] == port
@@ -81,6 +91,7 @@ def test_reuse_with_another_stub_port_is_refused_before_the_grade_job(
     assert _grades(url) == stored
 
     # the build's port is accepted, with or without the marker's record of it
+    stack.close()  # the building stub stopped: its port free for this one
     with ModelStub(auto_script(), port=port) as same:
         again = scale.one("sqlite", url, N, work, packs, same, (), True)
     assert again.built == res.built

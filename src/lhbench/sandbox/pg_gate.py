@@ -268,9 +268,16 @@ class PgGate:
     def _send_cancel(self, key: bytes) -> None:
         try:
             with self._upstream() as up:
-                up.sendall(struct.pack("!II", 8 + len(key), CANCEL_REQUEST) + key)
+                # counted before it is sent: the server may cancel the query, and its client
+                # see the error, before this thread runs again
                 with self._lock:
                     self.cancels_sent += 1
+                try:
+                    up.sendall(struct.pack("!II", 8 + len(key), CANCEL_REQUEST) + key)
+                except OSError:
+                    with self._lock:
+                        self.cancels_sent -= 1
+                    raise
                 # the server closes the connection once it has read the request
                 up.settimeout(self.timeout_s)
                 with contextlib.suppress(OSError):
