@@ -243,15 +243,8 @@ class StepBuilder:
         elif cid in self.calls:
             called = self.calls.pop(cid)
             rec[4] = name or called
-            if self._hold:  # ``_answer``, inline: this runs once per tool result
-                pos = self._pos
-                ring = self._ring
-                old = ring[pos]
-                if old is not None:
-                    self._answered.discard(old)
-                ring[pos] = cid
-                self._answered.add(cid)
-                self._pos = pos + 1 if pos + 1 < _ANSWERED else 0
+            if self._hold:
+                self._answer(cid)
         elif self._hold and cid not in self._answered and cid not in self._held:
             self._held[cid] = (self.count, rec)  # its call comes later (file order ≠ event order)
             if len(self._held) > _HELD:
