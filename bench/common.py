@@ -40,12 +40,31 @@ def pin_threads() -> str:
     return "env+threadpoolctl"
 
 
+def speed_check() -> float:
+    """CPU seconds this process takes for a fixed piece of Python work (allocating too).
+
+    The load average misses a shared host's other tenants: on this 2-core machine a
+    20,000,000-step loop took 0.63 s of CPU and 1.17 s a few seconds later, the load
+    under 1 throughout (2026-11-28). A figure measured in a slow spell is the host's.
+    """
+    start = time.process_time()
+    kept = []
+    for i in range(300_000):
+        kept.append({"i": i})
+    total = 0
+    for i in range(1_000_000):
+        total += i
+    del kept
+    return time.process_time() - start
+
+
 def load_line(name: str, when: str = "start") -> str:
-    """The machine's load averages and core count, as printed at the start of a bench."""
+    """The machine's load averages, core count and speed, as printed at a bench's start."""
     one, five, fifteen = os.getloadavg()
     return (
         f"{name}: machine load at {when} {one:.2f} / {five:.2f} / {fifteen:.2f} "
-        f"(1/5/15 min) on {os.cpu_count()} cores; BLAS/OpenMP threads pinned to 1 ({pin_threads()})"
+        f"(1/5/15 min) on {os.cpu_count()} cores; speed check {1000 * speed_check():.0f} ms "
+        f"of CPU (lower is faster); BLAS/OpenMP threads pinned to 1 ({pin_threads()})"
     )
 
 

@@ -291,3 +291,25 @@ def test_pair_sums_equal_the_sparse_product_and_a_fit_imports_no_scipy_sparse() 
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
     )
     assert out.stdout.strip() == "[]", out.stdout
+
+
+def test_regroup_equals_numpys_unique_of_the_labels_on_random_votes() -> None:
+    """Regrouping by label numbers gives what ``np.unique`` over the label strings gives."""
+    rng = np.random.default_rng(3)
+    for trial in range(50):
+        n_models = int(rng.integers(2, 40))
+        names = [f"agent {c}" for c in "bAa_Zé"][: int(rng.integers(1, 7))]
+        labels = [names[i] for i in rng.integers(0, len(names), n_models)]
+        n = int(rng.integers(0, 200))
+        a, b = rng.integers(0, n_models, n), rng.integers(0, n_models, n)
+        outcome = rng.integers(0, 3, n)
+        votes = VoteArrays([f"r{i}" for i in range(n_models)], a, b, outcome)
+        got = votes.regroup(labels)
+        lab = np.asarray(labels, dtype=object)
+        ga, gb = lab[a], lab[b]
+        keep = ga != gb
+        groups, code = np.unique(np.concatenate([ga[keep], gb[keep]]), return_inverse=True)
+        k = int(keep.sum())
+        assert list(got.models) == [str(g) for g in groups], trial
+        assert got.a.tolist() == code[:k].tolist() and got.b.tolist() == code[k:].tolist()
+        assert got.outcome.tolist() == outcome[keep].tolist()

@@ -264,3 +264,101 @@ def test_tool_calls_without_ids_are_counted_and_paired_in_order() -> None:
     [row] = agent_table([("A", make_run("r"), traj)])
     assert (row.tool_calls, row.failed_tool_calls) == (4, 1)
     assert row.failure_rate == 1 / 4
+
+
+def _recovery_by_scan(steps: list[Step]) -> list[int | None]:
+    """Each error event's recovery found as the definition reads: the first later tool
+    result that succeeded at the same operation (any success for an error with none)."""
+    from lhbench.stats.taxonomy import failed_result, operation_key, result_calls
+
+    calls = result_calls(steps)
+    ops: list[tuple[str | None, bool]] = []
+    for i, s in enumerate(steps):
+        if s.kind == StepKind.TOOL_RESULT:
+            call = calls.get(i)
+            name = s.tool_name or (call.tool_name if call else None)
+            ops.append(
+                (operation_key(name, call.tool_input if call else None), not failed_result(s, name))
+            )
+        else:
+            ops.append((None, False))
+    out: list[int | None] = []
+    for i, s in enumerate(steps):
+        if s.kind == StepKind.TOOL_RESULT:
+            if ops[i][1]:
+                continue
+        elif not (s.kind in (StepKind.ERROR, StepKind.HOOK) and s.is_error):
+            continue
+        op = ops[i][0]
+        out.append(
+            next(
+                (
+                    j
+                    for j in range(i + 1, len(steps))
+                    if ops[j][1] and (op is None or ops[j][0] == op)
+                ),
+                None,
+            )
+        )
+    return out
+
+
+def test_recovery_found_by_bisection_equals_the_scan_on_random_runs() -> None:
+    """Error events' recoveries on random runs of calls, results, errors and hooks (with
+    and without call ids, repeated operations, never-retried ones) equal a plain scan."""
+    import random
+
+    from lhbench.stats.taxonomy import run_failures
+
+    rng = random.Random(11)
+    commands = ["npm run build", "git commit -m x", "ls", "pytest", "tsc"]
+    for trial in range(300):
+        steps: list[Step] = []
+        pending: list[str | None] = []
+        for _ in range(rng.randint(0, 60)):
+            i = len(steps)
+            roll = rng.random()
+            if roll < 0.4:
+                cid = f"c{i}" if rng.random() < 0.7 else None
+                tool = rng.choice(["Bash", "Write", "figma_preview", "deploy_site"])
+                steps.append(
+                    Step(
+                        index=i,
+                        role=Role.ASSISTANT,
+                        kind=StepKind.TOOL_CALL,
+                        tool_name=tool,
+                        tool_call_id=cid,
+                        tool_input={"command": rng.choice(commands)}
+                        if tool == "Bash"
+                        else {"file_path": rng.choice(["a.ts", "b.ts"])},
+                    )
+                )
+                pending.append(cid)
+            elif roll < 0.8 and pending:
+                cid = pending.pop(rng.randrange(len(pending)))
+                steps.append(
+                    Step(
+                        index=i,
+                        role=Role.TOOL,
+                        kind=StepKind.TOOL_RESULT,
+                        tool_call_id=cid,
+                        tool_name=None if cid else "Bash",
+                        tool_output=rng.choice(["ok", "error TS2322", "Killed"]),
+                        is_error=rng.random() < 0.4,
+                        exit_code=rng.choice([None, 0, 1]),
+                    )
+                )
+            else:
+                kind = rng.choice([StepKind.ERROR, StepKind.HOOK, StepKind.MESSAGE])
+                steps.append(
+                    Step(
+                        index=i,
+                        role=Role.HARNESS if kind != StepKind.MESSAGE else Role.ASSISTANT,
+                        kind=kind,
+                        content="boom",
+                        is_error=kind != StepKind.MESSAGE and rng.random() < 0.7,
+                    )
+                )
+        events = run_failures(steps).events
+        assert [e.recovered_at for e in events] == _recovery_by_scan(steps), trial
+        assert all(e.recovered == (e.recovered_at is not None) for e in events)

@@ -2,13 +2,22 @@
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import tracemalloc
 from collections.abc import Callable
+from datetime import UTC, datetime
 
 import pytest
 
-from lhbench.schema import Artifact, GradeStatus, Label, PreferenceVote, RunStatus
+from lhbench.schema import (
+    Artifact,
+    FailureKind,
+    GradeStatus,
+    Label,
+    PreferenceVote,
+    RunStatus,
+)
 from lhbench.store import Store
 from lhbench.store.aggregates import (
     CELL_ERRORS,
@@ -68,6 +77,27 @@ def test_run_facts_page_and_cells(store: Store) -> None:
     facts = store.run_facts()
     assert [f.id for f in facts] == [f"r{i}" for i in range(7)]
     assert facts[0].versions == {"skill": "v0"} and facts[0].input_tokens == 1200
+    # every field from its own column (the facts are built positionally)
+    failed = make_run("r9", harness="c", versions={"k": "x"}).model_copy(
+        update={
+            "status": RunStatus.FAILED,
+            "repeat": 3,
+            "cost_usd": 0.25,
+            "harness_version": "2.0.1",
+            "failure_kind": FailureKind.INFRASTRUCTURE,
+            "started_at": datetime(2026, 5, 1, 12, tzinfo=UTC),
+        }
+    )
+    store.save_run(failed)
+    got = store.run_facts()[-1]
+    want = (
+        failed.id, failed.pack_id, failed.task_id, "c", "2.0.1", failed.model, {"k": "x"},
+        "failed", 3, 0.25, failed.usage.input_tokens, failed.usage.output_tokens,
+        None, "infrastructure",
+    )  # fmt: skip
+    assert dataclasses.astuple(got) == want
+    [(paged, _)] = [store.run_page(harness="c")]
+    assert paged[0].started_at == failed.started_at and paged[0].failure_kind == "infrastructure"
     page, total = store.run_page(harness="a", sort="id", descending=True, offset=1, limit=2)
     assert total == 3 and [f.id for f in page] == ["r3", "r1"]
     page, total = store.run_page(versions={"skill": "v2"})

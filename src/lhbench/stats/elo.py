@@ -118,13 +118,17 @@ class VoteArrays:
         """
         if len(labels) != len(self.models):
             raise ValueError(f"{len(labels)} labels for {len(self.models)} models")
-        lab = np.asarray(labels, dtype=object)
+        # the labels as numbers in their sorted order (sorting an object array of labels
+        # compared strings in Python: 0.1 s for 20,000 votes)
+        distinct = sorted(set(labels))
+        number = {g: i for i, g in enumerate(distinct)}
+        lab = np.fromiter(map(number.__getitem__, labels), dtype=np.int64, count=len(labels))
         ga, gb = lab[np.asarray(self.a)], lab[np.asarray(self.b)]
         keep = ga != gb
-        groups, code = np.unique(np.concatenate([ga[keep], gb[keep]]), return_inverse=True)
+        used, code = np.unique(np.concatenate([ga[keep], gb[keep]]), return_inverse=True)
         n = int(np.count_nonzero(keep))
         return VoteArrays(
-            [str(g) for g in groups], code[:n], code[n:], np.asarray(self.outcome)[keep]
+            [distinct[g] for g in used.tolist()], code[:n], code[n:], np.asarray(self.outcome)[keep]
         )
 
 

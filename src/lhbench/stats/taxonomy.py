@@ -19,6 +19,7 @@ without ids neither collapse into one nor borrow another call's input.
 
 from __future__ import annotations
 
+import bisect
 import re
 import shlex
 from collections import Counter, defaultdict, deque
@@ -254,6 +255,14 @@ def figma_api_errors(events: Iterable[ErrorEvent]) -> list[ErrorEvent]:
     return [e for e in events if FIGMA_API_ERROR.search(e.evidence)]
 
 
+# compiled once: an operation key is read for every tool result of a run page's transcript
+_SHELL_WRAP = re.compile(r"^(?:/bin/)?(?:ba)?sh\s+-l?c\s+(.+)$")
+_BUILD_COMMAND = re.compile(
+    r"\b(npm|pnpm|yarn|bun)\s+(run\s+)?build\b|\bvite build\b|\btsc\b|\bwebpack\b|\bmake\b"
+)
+_GIT_WRITE = re.compile(r"\bgit\s+(commit|push)\b")
+
+
 def _command(tool_input: dict[str, Any] | None) -> str | None:
     if not tool_input:
         return None
@@ -263,7 +272,7 @@ def _command(tool_input: dict[str, Any] | None) -> str | None:
     if not isinstance(cmd, str):
         return None
     # Codex wraps commands as bash -lc '<command>'
-    m = re.match(r"^(?:/bin/)?(?:ba)?sh\s+-l?c\s+(.+)$", cmd.strip())
+    m = _SHELL_WRAP.match(cmd.strip())
     if m:
         try:
             inner = shlex.split(m.group(1))
@@ -282,13 +291,11 @@ def operation_key(tool_name: str | None, tool_input: dict[str, Any] | None) -> s
         return "deploy"
     command = _command(tool_input)
     if command:
-        if re.search(
-            r"\b(npm|pnpm|yarn|bun)\s+(run\s+)?build\b|\bvite build\b|\btsc\b|\bwebpack\b|\bmake\b",
-            command,
-        ):
+        if _BUILD_COMMAND.search(command):
             return "build"
-        if re.search(r"\bgit\s+(commit|push)\b", command):
-            return "git " + re.search(r"\bgit\s+(commit|push)\b", command).group(1)  # type: ignore[union-attr]
+        git = _GIT_WRITE.search(command)
+        if git:
+            return "git " + git.group(1)
         return f"cmd:{command}"
     target = None
     if tool_input:
@@ -354,6 +361,15 @@ def run_failures(steps: Sequence[StepLike]) -> RunFailures:
         else:
             ops.append((None, False))
             names.append(s.tool_name)
+    # where each operation succeeded, in order (and every success): an error's recovery
+    # is the first success after it, found by bisection rather than a scan of the steps
+    # after each error (quadratic when errors go unrecovered: every scan to the end)
+    success_at: dict[str | None, list[int]] = {}
+    any_success: list[int] = []
+    for j, (op_j, ok) in enumerate(ops):
+        if ok:
+            success_at.setdefault(op_j, []).append(j)
+            any_success.append(j)
     events = []
     failed = 0
     for i, s in enumerate(steps):
@@ -369,21 +385,14 @@ def run_failures(steps: Sequence[StepLike]) -> RunFailures:
         evidence = "\n".join(x for x in (s.content, s.tool_output) if x)
         etype = classify_text(evidence, tool_name=tool_name, tool_input=tool_input)
         op = ops[i][0]
-        recovered_at = None
-        for j in range(i + 1, len(steps)):
-            later_op, ok = ops[j]
-            if not ok:
-                continue
-            if op is None or later_op == op:
-                recovered_at = j
-                break
+        after = any_success if op is None else success_at.get(op, [])
+        at = bisect.bisect_right(after, i)
+        recovered_at = after[at] if at < len(after) else None
         events.append(
             ErrorEvent(i, etype, op, recovered_at is not None, recovered_at, evidence[:500])
         )
-    succeeded = {
-        op for (op, ok), s in zip(ops, steps, strict=True) if ok and s.kind == StepKind.TOOL_RESULT
-    }
-    return RunFailures(events, failed, "preview" in succeeded, "deploy" in succeeded)
+    # only a tool result is ever a success
+    return RunFailures(events, failed, "preview" in success_at, "deploy" in success_at)
 
 
 @dataclass(frozen=True)

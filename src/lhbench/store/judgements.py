@@ -91,6 +91,19 @@ class VoteColumns:
         return int(self.a.size)
 
 
+def _codes(values: Sequence[str], dtype: type[Any]) -> tuple[list[str], NDArray[Any]]:
+    """The sorted distinct values and each value's index among them.
+
+    What ``np.unique(..., return_inverse=True)`` gives, without sorting an object array
+    (a Python comparison per step: 0.1 s for 40,000 run ids, against 10 ms this way).
+    """
+    import numpy as np  # see vote_columns
+
+    distinct = sorted(set(values))
+    index = {v: i for i, v in enumerate(distinct)}
+    return distinct, np.fromiter(map(index.__getitem__, values), dtype=dtype, count=len(values))
+
+
 class PanelGradeRow(NamedTuple):
     """One grade as plain values (:meth:`JudgementStore.panel_grade_rows`); cost 0 if unknown."""
 
@@ -530,19 +543,19 @@ class JudgementStore(StoreBase):
             empty8 = np.zeros(0, dtype=np.int8)
             return VoteColumns([], empty32, empty32, empty8, [], empty8, [], empty32)
         run_a, run_b, winner, rater, task = zip(*rows, strict=True)
-        runs, codes = np.unique(np.array(run_a + run_b, dtype=object), return_inverse=True)
-        raters, rater_codes = np.unique(np.array(rater, dtype=object), return_inverse=True)
-        tasks, task_codes = np.unique(np.array(task, dtype=object), return_inverse=True)
+        runs, codes = _codes(run_a + run_b, np.int32)
+        raters, rater_codes = _codes(rater, np.int8)
+        tasks, task_codes = _codes(task, np.int32)
         outcome = np.fromiter((_OUTCOME.get(w, 1) for w in winner), dtype=np.int8, count=n)
         return VoteColumns(
-            runs=[str(r) for r in runs],
-            a=codes[:n].astype(np.int32),
-            b=codes[n:].astype(np.int32),
+            runs=runs,
+            a=codes[:n],
+            b=codes[n:],
             outcome=outcome,
-            raters=[str(r) for r in raters],
-            rater=rater_codes.astype(np.int8),
-            tasks=[str(t) for t in tasks],
-            task=task_codes.astype(np.int32),
+            raters=raters,
+            rater=rater_codes,
+            tasks=tasks,
+            task=task_codes,
         )
 
     # labels ------------------------------------------------------------------------------

@@ -24,10 +24,8 @@ import gc
 import math
 import re
 import statistics
-import threading
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from functools import cached_property
@@ -38,6 +36,7 @@ from urllib.parse import urlencode
 
 import numpy as np
 
+from lhbench._gc import collector_paused
 from lhbench.judges import PanelScoreTable, RunTierScore, TierKey, panel_score, repeat_sd
 from lhbench.reporting import (
     Exclusions,
@@ -445,32 +444,10 @@ def _infra_reasons(store: Store, infra: Sequence[RunFact]) -> dict[str, str]:
     return out
 
 
-_gc_lock = threading.Lock()
-_gc_pausers = 0
-_gc_was_enabled = True
-
-
-@contextmanager
-def gc_paused() -> Iterator[None]:
-    """The cyclic garbage collector off for a block (nested and across threads).
-
-    Summarising 10,000 runs allocates a few hundred thousand small objects and no cycles;
-    the collections they trigger walk the whole heap (every imported module) and cost
-    about a third of the work. Reference counting still frees everything as usual.
-    """
-    global _gc_pausers, _gc_was_enabled
-    with _gc_lock:
-        if _gc_pausers == 0:
-            _gc_was_enabled = gc.isenabled()
-            gc.disable()
-        _gc_pausers += 1
-    try:
-        yield
-    finally:
-        with _gc_lock:
-            _gc_pausers -= 1
-            if _gc_pausers == 0 and _gc_was_enabled:
-                gc.enable()
+# the collector paused for a summary (nested and across threads: see lhbench._gc).
+# Summarising 10,000 runs allocates a few hundred thousand small objects and no cycles;
+# the collections they trigger walk the whole heap and cost about a third of the work
+gc_paused = collector_paused
 
 
 @dataclass
@@ -610,11 +587,16 @@ class _RunPart:
 
 @dataclass(slots=True)
 class _LabelPart:
-    """One run's check labels: counted, stale, and left out with an infrastructure failure."""
+    """What one run's check labels add to the notes (kept only for a run they add to).
 
-    counted: list[LabelFact]
-    stale: int
-    infra: list[LabelFact]
+    ``stale``: made for an earlier version of the task; ``infra``: of a run left out
+    with an infrastructure failure; ``undecided_infra``: counted, undecided because the
+    check's own infrastructure failed.
+    """
+
+    stale: int = 0
+    infra: int = 0
+    undecided_infra: int = 0
 
 
 class _Summary:
@@ -1021,34 +1003,39 @@ class _Summary:
             self.scores[key][run_id] = panel_score(run_id, dict(by_name))
 
     def _set_labels(self, facts: Sequence[LabelFact], run_ids: Sequence[str] | None) -> None:
-        """Check labels of all runs (``run_ids`` None) or of those runs: stale ones apart."""
-        parts: dict[str, _LabelPart] = {r: _LabelPart([], 0, []) for r in run_ids or ()}
+        """Check labels of all runs (``run_ids`` None) or anew for those runs.
+
+        ``facts`` are then those runs' labels: the counted ones decide outcomes, the notes
+        count the others.
+        """
         every, counted_runs, task_hashes = self.every_by_id, self.runs, self.task_hashes
+        infra_kind = FailureKind.INFRASTRUCTURE.value
+        # 100,000 labels at scale: a part only for a run with something in the notes
+        parts: dict[str, _LabelPart] = {}
+        counted: list[LabelFact] = []
         for lab in facts:
             run_id = lab.run_id
-            part = parts.get(run_id)
-            if part is None:
-                part = parts[run_id] = _LabelPart([], 0, [])
             owner = every.get(run_id)
-            # the task's current content (only a label with a check hash can be stale)
-            now = (
-                task_hashes.get((owner.pack_id, owner.task_id))
-                if owner is not None and lab.check_hash
-                else None
-            )
-            if label_is_stale(lab.source, lab.check_hash, now):
-                part.stale += 1
+            # only a label with a check hash can be stale (against its task's content now)
+            if (
+                lab.check_hash
+                and owner is not None
+                and label_is_stale(
+                    lab.source, lab.check_hash, task_hashes.get((owner.pack_id, owner.task_id))
+                )
+            ):
+                parts.setdefault(run_id, _LabelPart()).stale += 1
             elif owner is None or run_id in counted_runs:
-                part.counted.append(lab)
+                counted.append(lab)
+                if lab.passed is None and lab.failure_kind == infra_kind:
+                    parts.setdefault(run_id, _LabelPart()).undecided_infra += 1
             else:
-                part.infra.append(lab)
-        for run_id, part in parts.items():
-            if part.counted or part.stale or part.infra:
-                self.label_parts[run_id] = part
-            else:
-                self.label_parts.pop(run_id, None)
+                parts.setdefault(run_id, _LabelPart()).infra += 1
+        for run_id in run_ids or ():
+            self.label_parts.pop(run_id, None)
+        self.label_parts.update(parts)
         # outcomes are per run: all at once, or the runs written to
-        self.labels.update(label_outcomes(lab for p in parts.values() for lab in p.counted))
+        self.labels.update(label_outcomes(counted))
 
     def _set_verdicts(self, facts: Sequence[VerdictFact], run_ids: Sequence[str]) -> None:
         """Verdicts of all runs, or anew for ``run_ids`` (lists replaced, never changed)."""
@@ -1083,7 +1070,7 @@ class _Summary:
         self.chapter_infra = (
             int(sum(c[CELL_GRADES] for r in ids for c in self.cells.get(r).values()))
             + sum(len(self.other_verdicts.get(r, [])) for r in ids)
-            + sum(len(p.infra) for r in ids if (p := self.label_parts.get(r)))
+            + sum(p.infra for r in ids if (p := self.label_parts.get(r)))
             + store.votes_and_chapter_grades_about(ids)
         )
 
@@ -1170,12 +1157,7 @@ class _Summary:
             not_in_panel=Counter(self.combo_ex.not_in_panel),
             infra_runs=dict(self.infra_reasons),
             stale_labels=sum(p.stale for p in self.label_parts.values()),
-            infra_labels=sum(
-                1
-                for p in self.label_parts.values()
-                for lab in p.counted
-                if lab.passed is None and lab.failure_kind == FailureKind.INFRASTRUCTURE.value
-            ),
+            infra_labels=sum(p.undecided_infra for p in self.label_parts.values()),
             infra_judgements=self.chapter_infra if self.infra_reasons else 0,
         )
         judge_names: dict[str, str] = {}

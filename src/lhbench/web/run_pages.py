@@ -16,6 +16,7 @@ from urllib.parse import quote
 from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import HTMLResponse, Response
 
+from lhbench._gc import collector_paused
 from lhbench.judges import TierKey, panel_scores
 from lhbench.schema import Artifact, Grade, GradeStatus, Run, RunStatus
 from lhbench.stats import error_events
@@ -106,44 +107,50 @@ def _grade_tables(
 @router.get("/runs/{run_id}", response_class=HTMLResponse)
 def run_page(request: Request, v: Admin, run_id: str, all: bool = False) -> Response:
     """A run: transcript, artifacts, checks, grades side by side, verdicts, cost."""
-    app = web(request)
-    run = _open_run(request, run_id)
-    a = app.run_context(run)
-    traj = app.store.get_trajectory(run_id)
-    events = error_events(traj)
-    blocks = fold_transcript(traj, events, render=None if all else MAX_BLOCKS)
-    artifacts = [
-        render_artifact(x, x.name, _file_url(run_id, x)) for x in app.store.list_artifacts(run_id)
-    ]
-    grades = app.store.list_grades(run_id=run_id)
-    tables = _grade_tables(a, run.pack_id, grades)
-    verdicts = app.store.list_verdicts(run_id=run_id)
-    labels = app.store.list_labels(run_id=run_id)
-    task = a.tasks.get((run.pack_id, run.task_id))
-    judge_cost = sum(g.cost_usd or 0.0 for g in grades) + sum(x.cost_usd or 0.0 for x in verdicts)
-    answer = final_answer(traj)
-    return app.render(
-        request,
-        v,
-        "run.html",
-        run=run,
-        task=task,
-        agent=a.agent_of.get(run.id, ""),
-        blocks=blocks if all else blocks[:MAX_BLOCKS],
-        more=max(0, len(blocks) - MAX_BLOCKS) if not all else 0,
-        n_steps=len(traj.steps),
-        n_errors=len(events),
-        n_recovered=sum(1 for e in events if e.recovered),
-        n_tools=len(traj.tool_calls),
-        artifacts=artifacts,
-        tables=tables,
-        verdicts=verdicts,
-        labels=labels,
-        outcome=a.labels.get(run.id),
-        judge_cost=judge_cost,
-        answer=markdown(answer) if answer else None,
-        instruction=markdown("\n\n".join(task.user_turns)) if task else None,
-    )
+    # 5,000 steps make tens of thousands of objects that live as long as the page: the
+    # collector walked them, and the whole heap, several times a page (150 ms of 300)
+    with collector_paused():
+        app = web(request)
+        run = _open_run(request, run_id)
+        a = app.run_context(run)
+        traj = app.store.get_trajectory(run_id)
+        events = error_events(traj)
+        blocks = fold_transcript(traj, events, render=None if all else MAX_BLOCKS)
+        artifacts = [
+            render_artifact(x, x.name, _file_url(run_id, x))
+            for x in app.store.list_artifacts(run_id)
+        ]
+        grades = app.store.list_grades(run_id=run_id)
+        tables = _grade_tables(a, run.pack_id, grades)
+        verdicts = app.store.list_verdicts(run_id=run_id)
+        labels = app.store.list_labels(run_id=run_id)
+        task = a.tasks.get((run.pack_id, run.task_id))
+        judge_cost = sum(g.cost_usd or 0.0 for g in grades) + sum(
+            x.cost_usd or 0.0 for x in verdicts
+        )
+        answer = final_answer(traj)
+        return app.render(
+            request,
+            v,
+            "run.html",
+            run=run,
+            task=task,
+            agent=a.agent_of.get(run.id, ""),
+            blocks=blocks if all else blocks[:MAX_BLOCKS],
+            more=max(0, len(blocks) - MAX_BLOCKS) if not all else 0,
+            n_steps=len(traj.steps),
+            n_errors=len(events),
+            n_recovered=sum(1 for e in events if e.recovered),
+            n_tools=len(traj.tool_calls),
+            artifacts=artifacts,
+            tables=tables,
+            verdicts=verdicts,
+            labels=labels,
+            outcome=a.labels.get(run.id),
+            judge_cost=judge_cost,
+            answer=markdown(answer) if answer else None,
+            instruction=markdown("\n\n".join(task.user_turns)) if task else None,
+        )
 
 
 def _file_url(run_id: str, a: Artifact) -> str | None:
