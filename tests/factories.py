@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import hashlib
+import random
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from lhbench.schema import (
     DimensionScore,
@@ -114,3 +116,73 @@ def make_grade(
     }
     base.update(kw)
     return Grade.model_validate(base)
+
+
+# random runs with failures (for properties of error events and Table 11/12 counts)
+_TOOLS = ["Bash", "Write", "Read", "preview_app", "PreviewSite", "deploy_site", "upload_dist",
+         "figma_get_node", "mcp__fs__list"]  # fmt: skip
+_COMMANDS = ["npm run build", "git push origin main", "bash -lc 'npm test'", "tsc --noEmit",
+            "ls -la", ["pytest", "-q"], "make all"]  # fmt: skip
+_OUTPUTS = ["ok", "error TS2322: Type 'string' is not assignable to type 'number'",
+           "SyntaxError: Unexpected token '<'", '{"status": "error", "error": "429"}',
+           "fatal: not a git repository", "Cannot find module 'react'", "timed out after 30s",
+           "Figma API error: 429 - {}", "Traceback (most recent call last):\nKeyError: 'x'",
+           '{"status": "ok"}', "Build failed", ""]  # fmt: skip
+
+
+def _random_input(rng: random.Random, tool: str) -> dict[str, Any] | None:
+    if tool == "Bash":
+        return {"command": rng.choice(_COMMANDS)}
+    if tool in ("Write", "Read"):
+        return {"file_path": rng.choice(["/app/a.ts", "/app/b.ts"])}
+    return rng.choice([None, {"url": "http://x"}])
+
+
+def random_error_steps(rng: random.Random, most: int = 14) -> list[Step]:
+    """A random run of up to ``most`` steps.
+
+    Calls with and without ids answered in and out of order, failed results, errors,
+    hooks and messages.
+    """
+    steps: list[Step] = []
+    open_ids: list[str] = []
+    idless = 0
+    for _ in range(rng.randint(1, most)):
+        i = len(steps)
+        roll = rng.random()
+        if roll < 0.35:
+            tool = rng.choice(_TOOLS)
+            cid = rng.choice([f"c{i}", None])
+            if cid:
+                open_ids.append(cid)
+            else:
+                idless += 1
+            call = Step(index=i, role=Role.ASSISTANT, kind=StepKind.TOOL_CALL, tool_name=tool,
+                        tool_call_id=cid, tool_input=_random_input(rng, tool))  # fmt: skip
+            steps.append(call)
+        elif roll < 0.75 and (open_ids or idless):
+            if open_ids and (not idless or rng.random() < 0.5):
+                cid: str | None = open_ids.pop(rng.randrange(len(open_ids)))
+            else:
+                cid, idless = None, idless - 1
+            steps.append(
+                Step(
+                    index=i,
+                    role=Role.TOOL,
+                    kind=StepKind.TOOL_RESULT,
+                    tool_call_id=cid,
+                    # an id-less result names its tool (its call's, or another)
+                    tool_name=rng.choice([None, None, *_TOOLS[:2]]) if cid else rng.choice(_TOOLS),
+                    tool_output=rng.choice(_OUTPUTS),
+                    is_error=rng.random() < 0.3,
+                    exit_code=rng.choice([None, None, 0, 0, 1, 2]),
+                )
+            )
+        elif roll < 0.85:
+            kind = rng.choice([StepKind.ERROR, StepKind.HOOK])
+            steps.append(Step(index=i, role=Role.HARNESS, kind=kind, is_error=rng.random() < 0.7,
+                              content=rng.choice(_OUTPUTS)))  # fmt: skip
+        else:
+            kind = rng.choice([StepKind.MESSAGE, StepKind.THINKING])
+            steps.append(Step(index=i, role=Role.ASSISTANT, kind=kind, content="hm"))
+    return steps

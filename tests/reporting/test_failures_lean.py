@@ -24,73 +24,10 @@ from lhbench.reporting.tables import Section
 from lhbench.schema import Role, Step, StepKind, Trajectory
 from lhbench.stats import agent_table, error_events, run_failures, type_table
 from lhbench.store import ErrorStep, LabelFact, ReportRun, Store
-from tests.factories import make_run
+from tests.factories import make_run, random_error_steps
 
 BY = ["harness", "model"]
 GROUPS = [("claude-code", "a:1"), ("codex", "b:2"), ("gemini-cli", "c:3")]
-TOOLS = ["Bash", "Write", "Read", "preview_app", "PreviewSite", "deploy_site", "upload_dist",
-         "figma_get_node", "mcp__fs__list"]  # fmt: skip
-COMMANDS = ["npm run build", "git push origin main", "bash -lc 'npm test'", "tsc --noEmit",
-            "ls -la", ["pytest", "-q"], "make all"]  # fmt: skip
-OUTPUTS = ["ok", "error TS2322: Type 'string' is not assignable to type 'number'",
-           "SyntaxError: Unexpected token '<'", '{"status": "error", "error": "429"}',
-           "fatal: not a git repository", "Cannot find module 'react'", "timed out after 30s",
-           "Figma API error: 429 - {}", "Traceback (most recent call last):\nKeyError: 'x'",
-           '{"status": "ok"}', "Build failed", ""]  # fmt: skip
-
-
-def _input(rng: random.Random, tool: str) -> dict[str, Any] | None:
-    if tool == "Bash":
-        return {"command": rng.choice(COMMANDS)}
-    if tool in ("Write", "Read"):
-        return {"file_path": rng.choice(["/app/a.ts", "/app/b.ts"])}
-    return rng.choice([None, {"url": "http://x"}])
-
-
-def _error_steps(rng: random.Random) -> list[Step]:
-    """A random run: calls with and without ids answered in and out of order, failures."""
-    steps: list[Step] = []
-    open_ids: list[str] = []
-    idless = 0
-    for _ in range(rng.randint(1, 14)):
-        i = len(steps)
-        roll = rng.random()
-        if roll < 0.35:
-            tool = rng.choice(TOOLS)
-            cid = rng.choice([f"c{i}", None])
-            if cid:
-                open_ids.append(cid)
-            else:
-                idless += 1
-            call = Step(index=i, role=Role.ASSISTANT, kind=StepKind.TOOL_CALL, tool_name=tool,
-                        tool_call_id=cid, tool_input=_input(rng, tool))  # fmt: skip
-            steps.append(call)
-        elif roll < 0.75 and (open_ids or idless):
-            if open_ids and (not idless or rng.random() < 0.5):
-                cid: str | None = open_ids.pop(rng.randrange(len(open_ids)))
-            else:
-                cid, idless = None, idless - 1
-            steps.append(
-                Step(
-                    index=i,
-                    role=Role.TOOL,
-                    kind=StepKind.TOOL_RESULT,
-                    tool_call_id=cid,
-                    # an id-less result names its tool (its call's, or another)
-                    tool_name=rng.choice([None, None, *TOOLS[:2]]) if cid else rng.choice(TOOLS),
-                    tool_output=rng.choice(OUTPUTS),
-                    is_error=rng.random() < 0.3,
-                    exit_code=rng.choice([None, None, 0, 0, 1, 2]),
-                )
-            )
-        elif roll < 0.85:
-            kind = rng.choice([StepKind.ERROR, StepKind.HOOK])
-            steps.append(Step(index=i, role=Role.HARNESS, kind=kind, is_error=rng.random() < 0.7,
-                              content=rng.choice(OUTPUTS)))  # fmt: skip
-        else:
-            kind = rng.choice([StepKind.MESSAGE, StepKind.THINKING])
-            steps.append(Step(index=i, role=Role.ASSISTANT, kind=kind, content="hm"))
-    return steps
 
 
 def _clean_steps(n: int) -> list[Step]:
@@ -131,7 +68,7 @@ def seeded(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, dict[str, Tra
             harness, model = GROUPS[n % 3]
             store.save_run(make_run(rid, harness=harness, model=model, task_id=f"t{n % 7}"))
             if n < 60:
-                steps = _error_steps(rng)
+                steps = random_error_steps(rng)
             elif n < 85:
                 steps = _clean_steps(n % 4)
             else:
