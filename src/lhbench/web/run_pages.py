@@ -192,6 +192,12 @@ def file_response(content: bytes, media_type: str, name: str | None) -> Response
 @router.get("/compare", response_class=HTMLResponse)
 def compare_page(request: Request, v: Admin, a: str = "", b: str = "") -> Response:
     """Two runs side by side: outcome, scores, verdicts, cost, and the same files."""
+    # two transcripts' steps: out of the collector's way, as on the run page
+    with collector_paused():
+        return _compare(request, v, a, b)
+
+
+def _compare(request: Request, v: Admin, a: str, b: str) -> Response:
     app = web(request)
     an = app.analysis()
     if not a or not b:
