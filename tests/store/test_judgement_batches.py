@@ -67,17 +67,17 @@ def test_vote_codes_are_numpys_unique_and_inverse() -> None:
     """The dict coding of run ids, raters and tasks equals ``np.unique(return_inverse)``."""
     import numpy as np
 
-    from lhbench.store.judgements import _codes
+    from lhbench._codes import sorted_codes
 
     rng = np.random.default_rng(7)
     pool = ["run-b", "run-a", "Run-Z", "run-10", "run-9", "ä-run", "", "run-a ", "日本"]
     values = [pool[i] for i in rng.integers(0, len(pool), 500)]
-    distinct, codes = _codes(values, np.int32)
+    distinct, codes = sorted_codes(values, np.int32)
     want, inverse = np.unique(np.array(values, dtype=object), return_inverse=True)
     assert distinct == [str(v) for v in want] and codes.dtype == np.int32
     assert codes.tolist() == inverse.tolist()
     assert [distinct[c] for c in codes] == values
-    empty, none = _codes([], np.int8)
+    empty, none = sorted_codes([], np.int8)
     assert empty == [] and none.dtype == np.int8 and none.size == 0
 
 

@@ -37,6 +37,8 @@ from typing import Literal
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from lhbench._codes import sorted_codes
+
 __all__ = [
     "ELO_L2_PENALTY",
     "OUTCOME_CODES",
@@ -118,11 +120,8 @@ class VoteArrays:
         """
         if len(labels) != len(self.models):
             raise ValueError(f"{len(labels)} labels for {len(self.models)} models")
-        # the labels as numbers in their sorted order (sorting an object array of labels
-        # compared strings in Python: 0.1 s for 20,000 votes)
-        distinct = sorted(set(labels))
-        number = {g: i for i, g in enumerate(distinct)}
-        lab = np.fromiter(map(number.__getitem__, labels), dtype=np.int64, count=len(labels))
+        # the labels as numbers in their sorted order (not an object array's sort)
+        distinct, lab = sorted_codes(labels, np.int64)
         ga, gb = lab[np.asarray(self.a)], lab[np.asarray(self.b)]
         keep = ga != gb
         used, code = np.unique(np.concatenate([ga[keep], gb[keep]]), return_inverse=True)
