@@ -8,10 +8,14 @@ alternation, ``--reps`` times:
 - a verify script (``aj-ds-mini``'s ``fs-create-readme/verify.py`` on its initial state,
   through :func:`~lhbench.sandbox.script_argv` as ``lhbench verify`` runs it), in a warm
   session;
-- a judge tool call: the judge's tool server (``python -I -m lhbench.tools state``)
-  started, initialised, asked one tool (``list_directory``), closed: one sandbox per tool
-  session, as the agent judge runs it (a tool server is the unit: its calls all go to
-  the one process).
+- a judge tool call: the judge's tool worker (``python -I -m lhbench.tools.worker state``)
+  started, its tool list read, asked one tool (``list_directory``), closed, through
+  :class:`~lhbench.judges.tool_worker.ToolWorker` as the agent judge runs it: one sandbox
+  per verdict (a worker is the unit: its calls all go to the one process).
+
+For the record, the same call to the stdio MCP server the judges started before the
+worker (``python -I -m lhbench.tools state``, still what the GUI judge starts, its tools
+answering with images), sandboxed: the worker's cost against it.
 
 Also printed, for the record: building a session (once per unit) and the old way, one
 sandbox per command (``run_sandboxed_sync``), which remains the fallback where a session
@@ -37,6 +41,7 @@ import common
 
 from lhbench.sandbox import (
     Limits,
+    Prepared,
     SandboxSession,
     get_sandbox,
     policy_for,
@@ -47,7 +52,6 @@ from lhbench.sandbox import (
 )
 
 TARGET = 1.5
-SETSID = shutil.which("setsid") or "/usr/bin/setsid"  # the bare tool server's own session
 TASK = (
     Path(__file__).resolve().parents[1] / "src/lhbench/packs/data/aj-ds-mini/tasks/fs-create-readme"
 )
@@ -69,6 +73,16 @@ def bare_run(argv: list[str], cwd: Path, env: dict[str, str]) -> None:
     done = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, start_new_session=True)
     if done.returncode not in (0, 1):
         raise SystemExit(f"bare run failed: {done.stderr.decode()[-500:]}")
+
+
+async def worker_call(prepared: Prepared) -> None:
+    from lhbench.judges.tool_worker import ToolWorker
+
+    worker = ToolWorker(prepared, Path("/dev/null"), start_timeout=120)
+    async with worker as toolset:
+        if "list_directory" not in toolset.tools:
+            raise SystemExit(f"the worker offers no list_directory: {list(toolset.tools)}")
+        await worker.call("list_directory", {"path": "."})
 
 
 async def tool_call(command: str, args: list[str], env: dict[str, str], cwd: str) -> None:
@@ -160,16 +174,26 @@ def main() -> None:
         else:
             print(f"  (no session here: {why}; each command gets a sandbox of its own)")
 
-        tool_args = ["-I", "-m", "lhbench.tools", "state", "--root", str(state)]
+        worker_args = ["-I", "-m", "lhbench.tools.worker", "state", "--root", str(state)]
+        mcp_args = ["-I", "-m", "lhbench.tools", "state", "--root", str(state)]
         tool_policy = policy_for(
             state,
             readable=[state],
             env={"LHBENCH_IN_SANDBOX": "1"},
             limits=Limits(wall_s=None, cpu_s=600, memory_mb=1024, file_mb=16, processes=16),
         )
+        tool_env = sandbox_env(state, env={"LHBENCH_IN_SANDBOX": "1"})
 
-        def tool_sandboxed() -> None:
-            prepared = sandbox.prepare([sys.executable, *tool_args], tool_policy)
+        def worker_sandboxed() -> None:
+            asyncio.run(worker_call(sandbox.prepare([sys.executable, *worker_args], tool_policy)))
+
+        def worker_bare() -> None:
+            # ToolWorker starts it in a session of its own, as the sandbox's is
+            bare = Prepared([sys.executable, *worker_args], tool_env, str(state), "none")
+            asyncio.run(worker_call(bare))
+
+        def mcp_sandboxed() -> None:
+            prepared = sandbox.prepare([sys.executable, *mcp_args], tool_policy)
             try:
                 asyncio.run(
                     tool_call(prepared.argv[0], prepared.argv[1:], prepared.env, prepared.cwd)
@@ -177,17 +201,19 @@ def main() -> None:
             finally:
                 prepared.close()
 
-        tool_env = sandbox_env(state, env={"LHBENCH_IN_SANDBOX": "1"})
         times = common.alternate(
             {
-                "bare": timed(
-                    lambda: asyncio.run(
-                        tool_call(SETSID, [sys.executable, *tool_args], tool_env, str(state))
-                    )
-                ),
-                "sandboxed": timed(tool_sandboxed),
+                "bare": timed(worker_bare),
+                "sandboxed": timed(worker_sandboxed),
+                "MCP server, sandboxed": timed(mcp_sandboxed),
             },
             max(3, reps // 2),
+        )
+        mcp = times.pop("MCP server, sandboxed")
+        print(
+            f"  judge tool call over the stdio MCP server, sandboxed (before the worker): median "
+            f"{common.median(mcp) * 1000:.1f} ms; the worker's sandboxed call is "
+            f"{common.ratio_of_medians(times['sandboxed'], mcp):.2f}x it"
         )
         ratios["judge tool call"] = report("judge tool call", times)
     print(common.load_line("sandbox", "end"))

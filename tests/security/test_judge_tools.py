@@ -243,3 +243,43 @@ def test_postgres_judge_tool_memory_hungry_sort(pg_tool) -> None:
         res = call(pg_tool, "query", {"sql": sql})
     # work_mem spills the sort to disk, temp_file_limit or the timeout stops it
     assert res.is_error
+
+
+def test_sandboxed_state_worker_refuses_every_escape(env: Path, tmp_path: Path) -> None:
+    """The state's tool worker exactly as the agent judge starts it, in the sandbox."""
+    from pydantic_ai import ModelRetry
+
+    from lhbench.judges import StateRef, VerdictItem, VerdictJudge
+    from lhbench.judges.tool_worker import ToolWorker
+    from lhbench.models import resolve_model
+    from lhbench.schema import Run, Trajectory
+
+    spec = resolve_model("openai:judge@http://127.0.0.1:9/v1", {})
+    judge = VerdictJudge(object(), spec, agentic=True)  # type: ignore[arg-type]  # never asked
+    traj = tmp_path / "trajectory.json"
+    traj.write_text(Trajectory(run_id="r").model_dump_json())
+    run = Run(id="r", pack_id="p", task_id="t", harness="fixture", model="m")
+    item = VerdictItem(run, None, Trajectory(run_id="r"), StateRef("s", env, None, traj))
+    [prepared] = judge._tool_commands(item)
+    assert prepared.backend != "none" and "lhbench.tools.worker" in prepared.argv
+
+    async def go() -> list[str]:
+        worker = ToolWorker(prepared, tmp_path / "tools.log", start_timeout=120)
+        texts = []
+        async with worker as toolset:
+            assert {"read_file", "view_trajectory_step"} <= set(toolset.tools)
+            assert not set(toolset.tools) & {"write_file", "query", "fetch"}
+            assert "inside" in await worker.call("read_file", {"path": "ok.txt"})
+            for tool, args in FS_ATTACKS:
+                with pytest.raises(ModelRetry) as refused:
+                    await worker.call(tool, args)
+                texts.append(str(refused.value))
+        return texts
+
+    try:
+        texts = asyncio.run(go())
+    finally:
+        prepared.close()
+    for text in texts:
+        assert "TOP-SECRET" not in text and "root:" not in text
+        assert "refused" in text or "no such file" in text, text

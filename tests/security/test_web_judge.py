@@ -11,11 +11,12 @@ from pathlib import Path
 
 import pytest
 from fastmcp import Client
-from fastmcp.client.transports import StdioTransport
+from pydantic_ai import ModelRetry
 
 from lhbench.envs.web import NOT_RECORDED, build_index, load_corpus
 from lhbench.judges import StateRef, VerdictItem
 from lhbench.judges.search_item import SearchItemJudge
+from lhbench.judges.tool_worker import ToolWorker
 from lhbench.models import resolve_model
 from lhbench.packs import resolve_pack_dir
 from lhbench.schema import Run, Trajectory
@@ -114,17 +115,18 @@ def test_sandboxed_judge_server_is_confined(index: Path, live_site: str, tmp_pat
     before = hashlib.sha256(index.read_bytes()).hexdigest()
 
     async def go() -> None:
-        transport = StdioTransport(
-            prepared.argv[0], prepared.argv[1:], env=prepared.env, cwd=prepared.cwd,
-            log_file=tmp_path / "tools.log",
-        )  # fmt: skip
-        async with Client(transport, timeout=120) as c:
-            names = {t.name for t in await c.list_tools()}
+        # the judge's side of the worker, as the agent judge runs it
+        worker = ToolWorker(prepared, tmp_path / "tools.log", start_timeout=120)
+        async with worker as toolset:
+            names = set(toolset.tools)
             assert names >= {"search", "open_url", "find_in_page"}
             assert not names & {"read_file", "query", "fetch", "write_file"}
             for tool, args in attacks(live_site)[:8]:
-                res = await c.call_tool(tool, args, raise_on_error=False)
-                _assert_refused(tool, res.content[0].text)
+                try:
+                    text = await worker.call(tool, args)
+                except ModelRetry as exc:
+                    text = str(exc)
+                _assert_refused(tool, text)
 
     try:
         asyncio.run(go())

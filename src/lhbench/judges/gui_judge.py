@@ -48,6 +48,8 @@ def gui_tool_server(
 class GuiJudge(VerdictJudge):
     """A verdict judge for an office task (agent: with the GUI tools of one modality)."""
 
+    tool_protocol = "mcp"  # its tools answer with images, which the worker does not carry
+
     def __init__(self, model: Model, spec: ModelSpec, *, modality: str = "both", **kw: Any) -> None:
         if modality not in MODALITIES:
             raise ValueError(f"modality {modality!r}: expected one of {', '.join(MODALITIES)}")

@@ -54,8 +54,8 @@ class ItemUnderReview:
 
 
 def web_tool_server(index: Path, trajectory_file: Path | None) -> tuple[str, list[str]]:
-    """(command, args) of the search judge's stdio MCP server."""
-    args = ["-I", "-m", "lhbench.tools.web_server", "--index", str(index)]
+    """(command, args) of the search judge's sandboxed tool worker (:mod:`lhbench.tools.worker`)."""
+    args = ["-I", "-m", "lhbench.tools.worker", "web", "--index", str(index)]
     if trajectory_file is not None:
         args += ["--trajectory", str(trajectory_file)]
     return sys.executable, args

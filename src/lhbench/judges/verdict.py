@@ -12,6 +12,7 @@ recorded as an error, never defaulted to PASS or FAIL.
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import tempfile
 import time
@@ -24,6 +25,7 @@ from pydantic_ai import Agent, capture_run_messages
 from pydantic_ai.exceptions import ModelAPIError, UnexpectedModelBehavior, UsageLimitExceeded
 from pydantic_ai.messages import ModelMessage, ModelResponse, ToolCallPart, ToolReturnPart
 from pydantic_ai.models import Model
+from pydantic_ai.toolsets import AbstractToolset
 from pydantic_ai.usage import UsageLimits
 
 from lhbench.judges.base import VerdictItem, new_id, raw_output
@@ -96,15 +98,19 @@ VERDICT_OUTPUT = OutputSchema.of(VerdictAnswer, _OUTPUT_TOOL)
 def judge_tool_servers(
     *, root: Path | None = None, db_url: str | None = None, trajectory_file: Path | None = None
 ) -> list[tuple[str, list[str]]]:
-    """(command, args) of the stdio MCP servers a judge gets for one replayed state."""
-    args = ["-I", "-m", "lhbench.tools", "state"]
+    """(command, args) of the sandboxed tool workers a judge gets for one replayed state.
+
+    One worker (:mod:`lhbench.tools.worker`) serves the state's files or database and the
+    trajectory's steps; none when there is nothing to serve.
+    """
+    args = ["-I", "-m", "lhbench.tools.worker", "state"]
     if root is not None:
         args += ["--root", str(root)]
     if db_url is not None:
         args += ["--db", db_url]
     if trajectory_file is not None:
         args += ["--trajectory", str(trajectory_file)]
-    return [(sys.executable, args)] if len(args) > 3 else []
+    return [(sys.executable, args)] if len(args) > 4 else []
 
 
 def _tool_calls(messages: Sequence[ModelMessage]) -> list[str]:
@@ -130,6 +136,10 @@ def _gathered(messages: Sequence[ModelMessage]) -> str:
 
 class VerdictJudge:
     """An agent judge (with tools) or an LLM judge (without), over one model."""
+
+    # how the judge's tool commands speak: "worker" (:mod:`lhbench.tools.worker`, the
+    # protocol on this side) or "mcp" (a stdio MCP server in the sandbox)
+    tool_protocol: Literal["worker", "mcp"] = "worker"
 
     def __init__(
         self,
@@ -240,31 +250,42 @@ class VerdictJudge:
         ]
 
     async def _judge(self, item: VerdictItem, prepared: list[Prepared]) -> Verdict:
-        from fastmcp.client.transports import StdioTransport
-        from pydantic_ai.mcp import MCPToolset
+        async with contextlib.AsyncExitStack() as stack:
+            return await self._judge_with(item, prepared, stack)
 
+    async def _toolsets(
+        self, item: VerdictItem, prepared: list[Prepared], stack: contextlib.AsyncExitStack
+    ) -> list[AbstractToolset[None]]:
+        """The judge's toolsets: each prepared command started in its sandbox."""
+        # the tools' stderr goes to a log beside the state, never to our own stderr (which
+        # may not be a real file: a notebook, a test runner)
+        log = _tool_log(item)
+        if self.tool_protocol == "mcp":
+            from fastmcp.client.transports import StdioTransport
+            from pydantic_ai.mcp import MCPToolset
+
+            return [
+                MCPToolset(
+                    StdioTransport(p.argv[0], p.argv[1:], env=p.env, cwd=p.cwd, log_file=log),
+                    # a tool server starts a sandboxed Python: on a busy machine that takes
+                    # a while, and a verdict must not fail for it
+                    init_timeout=TOOL_SERVER_START_S,
+                )
+                for p in prepared
+            ]
+        from lhbench.judges.tool_worker import ToolWorker
+
+        return [
+            await stack.enter_async_context(ToolWorker(p, log, start_timeout=TOOL_SERVER_START_S))
+            for p in prepared
+        ]
+
+    async def _judge_with(
+        self, item: VerdictItem, prepared: list[Prepared], stack: contextlib.AsyncExitStack
+    ) -> Verdict:
         run, task, trajectory, repeat = item.run, item.task, item.trajectory, item.repeat
         prompt = self.prompt(task, trajectory)
         key = self.key(item)
-        # the tool servers' stderr goes to a log beside the state, never to our own stderr
-        # (which may not be a real file: a notebook, a test runner)
-        log = _tool_log(item)
-        toolsets = [
-            MCPToolset(
-                StdioTransport(p.argv[0], p.argv[1:], env=p.env, cwd=p.cwd, log_file=log),
-                # a tool server starts a sandboxed Python: on a busy machine that takes a
-                # while, and a verdict must not fail for it
-                init_timeout=TOOL_SERVER_START_S,
-            )
-            for p in prepared
-        ]
-        agent: Agent[None, VerdictAnswer] = Agent(
-            self.model,
-            output_type=VerdictAnswer,
-            instructions=_SYSTEM_AGENT if self.agentic else _SYSTEM_LLM,
-            toolsets=toolsets,
-            retries={"output": self.retries, "tools": 2},
-        )
         started = time.monotonic()
         answer: VerdictAnswer | None = None
         error: str | None = None
@@ -277,6 +298,13 @@ class VerdictJudge:
                 try:
                     limits = UsageLimits(
                         tool_calls_limit=self.tool_budget, request_limit=self.tool_budget + 10
+                    )
+                    agent: Agent[None, VerdictAnswer] = Agent(
+                        self.model,
+                        output_type=VerdictAnswer,
+                        instructions=_SYSTEM_AGENT if self.agentic else _SYSTEM_LLM,
+                        toolsets=await self._toolsets(item, prepared, stack),
+                        retries={"output": self.retries, "tools": 2},
                     )
                     result = await agent.run(prompt, usage_limits=limits)
                     answer = result.output

@@ -15,14 +15,17 @@ import fnmatch
 import stat
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import regex
-from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
 
 from lhbench.envs.paths import EscapeError, NotARegularFile, inside, read_beneath
+from lhbench.tools.registry import McpTools, Registrar, ToolFailure
 
-__all__ = ["build_fs_server"]
+if TYPE_CHECKING:
+    from mcp.server.mcpserver import MCPServer
+
+__all__ = ["add_fs_tools", "build_fs_server"]
 
 MAX_READ_BYTES = 200_000
 MAX_SEARCH_BYTES = 20_000_000  # read by one content search
@@ -30,7 +33,7 @@ MAX_ENTRIES = 500
 SEARCH_CPU_S = 2.0  # CPU time one content search's pattern may use, over all files
 
 
-class ToolRefused(ToolError):
+class ToolRefused(ToolFailure):
     """A refused tool call: the judge sees the reason as the tool's error."""
 
 
@@ -57,10 +60,18 @@ def _read(root: Path, path: str, limit: int) -> tuple[bytes, int]:
 
 def build_fs_server(root: Path, server: MCPServer | None = None) -> MCPServer:
     """An MCP server exposing read-only views of ``root`` (or those tools added to ``server``)."""
-    root = root.resolve()
+    from mcp.server.mcpserver import MCPServer
+
     server = server or MCPServer(
-        "lhbench-fs", instructions=f"Read-only view of the environment at {root.name}/"
+        "lhbench-fs", instructions=f"Read-only view of the environment at {root.resolve().name}/"
     )
+    add_fs_tools(root, McpTools(server))
+    return server
+
+
+def add_fs_tools(root: Path, server: Registrar) -> None:
+    """Register the read-only file tools over ``root`` on ``server``."""
+    root = root.resolve()
 
     def rel(p: Path) -> str:
         return p.relative_to(root).as_posix() or "."
@@ -159,5 +170,3 @@ def build_fs_server(root: Path, server: MCPServer | None = None) -> MCPServer:
         count = data.count(b"\n")
         lines = f"{count}+" if size > len(data) else str(count)
         return f"path: {rel(target)}\ntype: file\nsize: {size}\nlines: {lines}"
-
-    return server

@@ -17,14 +17,16 @@ import os
 import socket
 import threading
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
 from sqlalchemy.engine import make_url
 
 from lhbench.envs.pg_guard import check_read_only_role
 from lhbench.envs.sqlite_guard import guarded_connection, reset_deadline
+from lhbench.tools.registry import McpTools, Registrar, ToolFailure
+
+if TYPE_CHECKING:
+    from mcp.server.mcpserver import MCPServer
 
 __all__ = [
     "MAX_CELL_CHARS",
@@ -32,6 +34,7 @@ __all__ = [
     "MAX_ROWS",
     "QueryTimeout",
     "ReadOnlyDatabase",
+    "add_sql_tools",
     "build_sql_server",
     "format_rows",
 ]
@@ -219,10 +222,18 @@ def build_sql_server(
     Raises:
         PgRoleError: the PostgreSQL URL's role is a superuser or can write.
     """
+    from mcp.server.mcpserver import MCPServer
+
     db = ReadOnlyDatabase(url, timeout_s=timeout_s)
     server = server or MCPServer(
         "lhbench-sql", instructions="Read-only SQL access to the environment's database."
     )
+    add_sql_tools(db, McpTools(server))
+    return server
+
+
+def add_sql_tools(db: ReadOnlyDatabase, server: Registrar) -> None:
+    """Register the read-only SQL tools over ``db`` on ``server``."""
 
     @server.tool()
     def list_tables() -> str:
@@ -233,7 +244,7 @@ def build_sql_server(
     def describe_table(table: str) -> str:
         """Column names of a table."""
         if table not in db.tables():
-            raise ToolError(f"no table named {table!r}")
+            raise ToolFailure(f"no table named {table!r}")
         cols, _, _ = db.query(f'SELECT * FROM "{table}" LIMIT 0')
         return ", ".join(cols)
 
@@ -243,13 +254,11 @@ def build_sql_server(
         try:
             cols, rows, more = db.query(sql, min(max(max_rows, 1), MAX_ROWS))
         except QueryTimeout as exc:
-            raise ToolError(f"query stopped: {exc}") from None
+            raise ToolFailure(f"query stopped: {exc}") from None
         except Exception as exc:  # the database's own refusal, e.g. a write on a read-only one
             msg = str(exc).splitlines()[0]
-            raise ToolError(f"query failed (the database is read-only here): {msg}") from None
+            raise ToolFailure(f"query failed (the database is read-only here): {msg}") from None
         return format_rows(cols, rows, more)
-
-    return server
 
 
 def _cell(value: object) -> str:

@@ -9,14 +9,15 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
-
-from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
+from typing import TYPE_CHECKING, Any
 
 from lhbench.schema import Trajectory
+from lhbench.tools.registry import McpTools, Registrar, ToolFailure
 
-__all__ = ["MAX_STEP_CHARS", "build_trajectory_server", "show_step"]
+if TYPE_CHECKING:
+    from mcp.server.mcpserver import MCPServer
+
+__all__ = ["MAX_STEP_CHARS", "add_trajectory_tools", "build_trajectory_server", "show_step"]
 
 MAX_STEP_CHARS = 64_000  # one tool answer, as the SQL and file tools cap theirs
 
@@ -51,14 +52,22 @@ def show_step(doc: dict[str, Any], max_chars: int = MAX_STEP_CHARS) -> str:
 
 def build_trajectory_server(path: Path, server: MCPServer | None = None) -> MCPServer:
     """An MCP server serving ``view_trajectory_step`` for the trajectory stored at ``path``."""
-    trajectory = Trajectory.model_validate_json(path.read_text(encoding="utf-8"))
+    from mcp.server.mcpserver import MCPServer
+
     server = server or MCPServer("lhbench-trajectory", instructions="The trajectory under review.")
+    add_trajectory_tools(path, McpTools(server))
+    return server
+
+
+def add_trajectory_tools(path: Path, server: Registrar) -> None:
+    """Register the trajectory's step tools (the trajectory stored at ``path``) on ``server``."""
+    trajectory = Trajectory.model_validate_json(path.read_text(encoding="utf-8"))
 
     @server.tool()
     def view_trajectory_step(i: int) -> str:
         """Step i (0-based) of the trajectory: role, kind, tool, input, output, error flag."""
         if not 0 <= i < len(trajectory.steps):
-            raise ToolError(
+            raise ToolFailure(
                 f"step {i} does not exist; the trajectory has steps 0..{len(trajectory.steps) - 1}"
             )
         s = trajectory.steps[i]
@@ -68,5 +77,3 @@ def build_trajectory_server(path: Path, server: MCPServer | None = None) -> MCPS
     def trajectory_length() -> int:
         """How many steps the trajectory has."""
         return len(trajectory.steps)
-
-    return server

@@ -12,21 +12,32 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-
-from mcp.server.mcpserver import MCPServer
+from typing import TYPE_CHECKING
 
 from lhbench.envs.web import RecordedWeb
+from lhbench.tools.registry import McpTools, Registrar
 
-__all__ = ["build_web_server"]
+if TYPE_CHECKING:
+    from mcp.server.mcpserver import MCPServer
+
+__all__ = ["add_web_tools", "build_web_server"]
 
 
 def build_web_server(index: Path, server: MCPServer | None = None) -> MCPServer:
     """An MCP server over a compiled corpus index (or these tools added to ``server``)."""
-    web = RecordedWeb(index)
+    from mcp.server.mcpserver import MCPServer
+
     server = server or MCPServer(
         "lhbench-web",
         instructions="Read-only search over the recorded web the answer was made from.",
     )
+    add_web_tools(index, McpTools(server))
+    return server
+
+
+def add_web_tools(index: Path, server: Registrar) -> None:
+    """Register the recorded web's tools (the compiled corpus index at ``index``) on ``server``."""
+    web = RecordedWeb(index)
 
     @server.tool()
     def search(query: str, limit: int = 8) -> str:
@@ -48,8 +59,6 @@ def build_web_server(index: Path, server: MCPServer | None = None) -> MCPServer:
     def find_in_page(url: str, text: str) -> str:
         """The numbered lines of a recorded page that contain ``text`` (case-insensitive)."""
         return web.find_in_page(url, text)
-
-    return server
 
 
 def main() -> None:
