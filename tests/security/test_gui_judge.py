@@ -25,12 +25,13 @@ import docx
 import pytest
 from docx.shared import Inches
 from fastmcp import Client
-from fastmcp.client.transports import StdioTransport
 from PIL import Image
+from pydantic_ai import BinaryContent, ModelRetry
 
 from lhbench.envs.gui import load_result_dir, materialize, render_document
 from lhbench.judges import StateRef, VerdictItem
 from lhbench.judges.gui_judge import GuiJudge
+from lhbench.judges.tool_worker import ToolWorker
 from lhbench.models import resolve_model
 from lhbench.packs import resolve_pack_dir
 from lhbench.sandbox import private_paths
@@ -163,19 +164,28 @@ def test_sandboxed_server_offers_only_its_modality(
     before = tree_hash(state)
 
     async def go() -> None:
-        transport = StdioTransport(
-            prepared.argv[0], prepared.argv[1:], env=prepared.env, cwd=prepared.cwd,
-            log_file=tmp_path / "tools.log",
-        )  # fmt: skip
-        async with Client(transport, timeout=120) as c:
-            names = {t.name for t in await c.list_tools()}
+        # the judge's side of the worker, as the agent judge runs it
+        worker = ToolWorker(prepared, tmp_path / "tools.log", start_timeout=120)
+        async with worker as toolset:
+            names = set(toolset.tools)
             assert names == gui_tools_for(modality) | {"view_trajectory_step", "trajectory_length"}
             assert not names & {"write_file", "query", "fetch", "run", "save"}
             for tool, args in attacks():
                 if tool in names:
-                    res = await c.call_tool(tool, args, raise_on_error=False)
-                    assert "root:" not in _text(res)
+                    try:
+                        got = await worker.call(tool, args)
+                    except ModelRetry as exc:
+                        got = str(exc)
+                    parts = got if isinstance(got, list) else [got]
+                    text = " ".join(p for p in parts if isinstance(p, str))
+                    assert "root:" not in text
                     assert tree_hash(state) == before, (tool, args)
+            if "render_pages" in names:
+                # the page reaches the judge as an image, through the worker
+                pages = await worker.call("render_pages", {"first": 1, "last": 1})
+                assert isinstance(pages, list)
+                [image] = [p for p in pages if isinstance(p, BinaryContent)]
+                assert image.media_type == "image/png" and image.data.startswith(b"\x89PNG")
 
     try:
         asyncio.run(go())

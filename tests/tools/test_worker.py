@@ -26,7 +26,7 @@ from lhbench.judges.tool_worker import ToolWorker, ToolWorkerError
 from lhbench.sandbox import Prepared
 from lhbench.schema import Role, Step, StepKind, Trajectory
 from lhbench.tools import build_state_server
-from lhbench.tools.registry import ToolSet
+from lhbench.tools.registry import Image, McpTools, ToolSet
 from lhbench.tools.worker import MAX_REQUEST_BYTES, build_tools, serve
 from tests.tools.test_servers import call
 
@@ -216,7 +216,7 @@ def _gone(pid: int) -> bool:
 @pytest.mark.parametrize(
     ("body", "said"),
     [
-        ("sys.stdin.readline(); print('x' * (9 << 20), flush=True)\n", "bytes"),
+        ("sys.stdin.readline(); print('x' * (33 << 20), flush=True)\n", "bytes"),
         ("sys.stdin.readline(); print('not json', flush=True)\n", "not JSON"),
         ("sys.stdin.readline(); print('[1]', flush=True)\n", "not an object"),
         ("sys.stdin.readline(); print(json.dumps({'id': 99, 'ok': 'x'}), flush=True)\n",
@@ -248,17 +248,30 @@ def test_a_refusal_is_the_tools_text_and_the_worker_goes_on(tmp_path: Path) -> N
     assert _gone(pid)
 
 
+def _tool(name: str = "t", description: str = "d", **schema: Any) -> dict[str, Any]:
+    return {"name": name, "description": description, "parameters": {"type": "object", **schema}}
+
+
 @pytest.mark.parametrize(
-    ("hello", "said"),
+    ("hello", "said", "final"),
     [
-        ('{"error": "PgRoleError: the role can write"}', "did not start: PgRoleError"),
-        ('{"tools": "all of them"}', "not a list of tools"),
-        ('{"tools": [{"name": 1}]}', "not a list of tools"),
-        ("", r"ended \(exit 0\) at its start"),
+        ('{"error": "PgRoleError: the role can write"}', "did not start: PgRoleError", True),
+        ('{"error": "' + "x" * 5000 + '"}', "did not start: x+$", True),
+        ('{"tools": "all of them"}', "not a list of tools", True),
+        ('{"tools": [{"name": 1}]}', "not a list of tools", True),
+        ('{"tools": []}', "not a list of tools", True),
+        (json.dumps({"tools": [_tool(), _tool()]}), "not a list of tools", True),
+        (json.dumps({"tools": [_tool("final_result_VerdictAnswer")]}), "not a list", True),
+        (json.dumps({"tools": [_tool("rm -rf /")]}), "not a list of tools", True),
+        (json.dumps({"tools": [_tool(description="x" * 5000)]}), "not a list of tools", True),
+        (json.dumps({"tools": [_tool(properties={"a": {"description": "x" * 30000}})]}),
+         "not a list of tools", True),
+        (json.dumps({"tools": [_tool() for _ in range(65)]}), "not a list of tools", True),
+        ("", r"ended \(exit 0\) at its start", False),
     ],
-)
+)  # fmt: skip
 def test_a_worker_that_does_not_start_is_a_tool_worker_error(
-    tmp_path: Path, hello: str, said: str
+    tmp_path: Path, hello: str, said: str, final: bool
 ) -> None:
     script = tmp_path / "w.py"
     script.write_text(f"print({hello!r})\n" if hello else "")
@@ -268,5 +281,128 @@ def test_a_worker_that_does_not_start_is_a_tool_worker_error(
         async with ToolWorker(prepared, tmp_path / "log", start_timeout=20):
             pass
 
-    with pytest.raises(ToolWorkerError, match=said):
+    with pytest.raises(ToolWorkerError, match=said) as failed:
         asyncio.run(go())
+    # a refusal is final (a verdict it fails is not retried); a death at start may pass
+    assert failed.value.final is final
+    assert len(str(failed.value)) <= 500
+
+
+PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(256))
+
+
+def _picture_tools(registrar: Any) -> None:
+    @registrar.tool()
+    def picture(n: int = 1) -> list[str | Image]:
+        """Text and ``n`` images."""
+        return [f"{n} page(s)", *(Image(PNG) for _ in range(n))]
+
+    @registrar.tool()
+    def none_here() -> list[str | Image]:
+        """Text alone, in a list."""
+        return ["(nothing drawn)"]
+
+
+def test_images_reach_the_judge_as_through_mcp(tmp_path: Path) -> None:
+    from mcp.server.mcpserver import MCPServer
+
+    tools = ToolSet()
+    _picture_tools(tools)
+    server = MCPServer("pictures")
+    _picture_tools(McpTools(server))
+    lines = [
+        b'{"id": 1, "tool": "picture", "args": {"n": 2}}\n',
+        b'{"id": 2, "tool": "none_here", "args": {}}\n',
+    ]
+    hello, first, second = _served(tools, lines)
+    assert [t["name"] for t in hello["tools"]] == ["picture", "none_here"]
+    mcp = call(server, "picture", {"n": 2})
+    assert [c.type for c in mcp.content] == ["text", "image", "image"]
+    assert [p.get("text") for p in first["ok"]] == [mcp.content[0].text, None, None]
+    assert [p.get("image") for p in first["ok"][1:]] == [c.data for c in mcp.content[1:]]
+    assert second["ok"] == [{"text": "(nothing drawn)"}]
+
+    # the judge's side gives pydantic-ai text and BinaryContent, as its MCP toolset does
+    script = tmp_path / "w.py"
+    script.write_text(
+        "import sys, json\n"
+        f"print(json.dumps({hello!r}), flush=True)\n"
+        f"sys.stdin.readline(); print(json.dumps({first!r}), flush=True)\n"
+        "sys.stdin.readline()\n"
+        "print(json.dumps({'id': 2, 'ok': [{'image': '!!not base64', 'format': 'png'}]}))\n"
+    )
+    prepared = Prepared([sys.executable, str(script)], dict(os.environ), str(tmp_path), "none")
+
+    async def go() -> tuple[Any, Any]:
+        worker = ToolWorker(prepared, tmp_path / "log", start_timeout=20)
+        async with worker:
+            got = await worker.call("picture", {"n": 2})
+            with pytest.raises(ModelRetry, match="protocol") as bad:
+                await worker.call("picture", {"n": 1})
+        return got, bad.value
+
+    got, _ = asyncio.run(go())
+    assert got[0] == "2 page(s)"
+    assert [(b.media_type, b.data) for b in got[1:]] == [("image/png", PNG)] * 2
+
+
+def test_a_file_name_that_is_not_utf8_does_not_end_the_worker(tmp_path: Path) -> None:
+    root, _, _ = _state(tmp_path)
+    (root / os.fsdecode(b"bad\xffname.txt")).write_text("x")
+    prepared = Prepared(
+        [sys.executable, "-I", "-m", "lhbench.tools.worker", "state", "--root", str(root)],
+        dict(os.environ), str(tmp_path), "none",
+    )  # fmt: skip
+
+    async def go() -> tuple[Any, Any]:
+        worker = ToolWorker(prepared, tmp_path / "log", start_timeout=60)
+        async with worker:
+            listing = await worker.call("list_directory", {})
+            found = await worker.call("search_files", {"pattern": "*name*"})
+            after = await worker.call("read_file", {"path": "ok.txt"})
+        return (listing, found), after
+
+    (listing, found), after = asyncio.run(go())
+    assert "bad?name.txt" in listing and found == "bad?name.txt"  # the bad byte replaced
+    assert after.startswith("inside")
+    listing.encode("utf-8")  # nothing a model request cannot carry
+
+
+def test_the_judges_side_bounds_requests_and_a_worker_that_stops_reading(tmp_path: Path) -> None:
+    # a worker that never reads its input again: a large request fills the pipe
+    prepared = _fake(tmp_path, "time.sleep(60)\n")
+
+    async def go() -> tuple[str, str, str]:
+        worker = ToolWorker(prepared, tmp_path / "log", start_timeout=20, call_timeout=2)
+        async with worker:
+            with pytest.raises(ModelRetry) as too_big:
+                await worker.call("t", {"x": "y" * (2 << 20)})
+            with pytest.raises(ModelRetry) as stuck:
+                await worker.call("t", {"x": "y" * (512 << 10)})
+            with pytest.raises(ModelRetry) as after:
+                await worker.call("t", {})
+        return str(too_big.value), str(stuck.value), str(after.value)
+
+    too_big, stuck, after = asyncio.run(go())
+    assert "over 1 MB" in too_big  # refused here, the worker untouched
+    assert "did not answer in 2 s" in stuck and after == stuck
+
+
+def test_a_cancelled_call_never_hands_its_answer_to_the_next(tmp_path: Path) -> None:
+    body = """
+    for line in sys.stdin:
+        time.sleep(0.5)
+        print(json.dumps({"id": json.loads(line)["id"], "ok": "late"}), flush=True)
+    """
+    prepared = _fake(tmp_path, body)
+
+    async def go() -> str:
+        worker = ToolWorker(prepared, tmp_path / "log", start_timeout=20)
+        async with worker:
+            with pytest.raises(TimeoutError):
+                await asyncio.wait_for(worker.call("t", {}), 0.1)
+            with pytest.raises(ModelRetry) as after:
+                await worker.call("t", {})
+        return str(after.value)
+
+    assert "cancelled" in asyncio.run(go())

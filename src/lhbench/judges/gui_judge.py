@@ -2,7 +2,7 @@
 
 The verdict judge (:class:`~lhbench.judges.VerdictJudge`) whose agent gets the GUI tools
 (:mod:`lhbench.tools.gui_server`): the final document rendered and read structurally, and
-the trajectory's screenshots and accessibility trees — one sandboxed server with
+the trajectory's screenshots and accessibility trees — one sandboxed tool worker with
 read-only access to the materialized state (a copy) and the trajectory file, no network.
 ``modality`` is AJ-Bench's GUI ablation (what the judge perceives) and is stored in the
 judge's settings, so each modality is a judge of its own in every table.
@@ -38,8 +38,9 @@ got there, not what was saved."""
 def gui_tool_server(
     state: Path, modality: str, trajectory_file: Path | None
 ) -> tuple[str, list[str]]:
-    """(command, args) of the GUI judge's stdio MCP server."""
-    args = ["-I", "-m", "lhbench.tools.gui_server", "--state", str(state), "--modality", modality]
+    """(command, args) of the GUI judge's sandboxed tool worker (:mod:`lhbench.tools.worker`)."""
+    args = ["-I", "-m", "lhbench.tools.worker", "gui", "--state", str(state)]
+    args += ["--modality", modality]
     if trajectory_file is not None:
         args += ["--trajectory", str(trajectory_file)]
     return sys.executable, args
@@ -47,8 +48,6 @@ def gui_tool_server(
 
 class GuiJudge(VerdictJudge):
     """A verdict judge for an office task (agent: with the GUI tools of one modality)."""
-
-    tool_protocol = "mcp"  # its tools answer with images, which the worker does not carry
 
     def __init__(self, model: Model, spec: ModelSpec, *, modality: str = "both", **kw: Any) -> None:
         if modality not in MODALITIES:

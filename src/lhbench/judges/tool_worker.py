@@ -11,28 +11,48 @@ with a size limit: it reads untrusted state, so nothing it sends is trusted beyo
 from __future__ import annotations
 
 import asyncio
+import base64
+import binascii
 import contextlib
 import json
 import os
+import re
 import signal
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import Any, NoReturn
 
-from pydantic_ai import ModelRetry, Tool
+from pydantic_ai import BinaryContent, ModelRetry, Tool
 from pydantic_ai.toolsets import FunctionToolset
 
 from lhbench.sandbox import Prepared
 
-__all__ = ["CALL_TIMEOUT_S", "MAX_ANSWER_BYTES", "ToolWorker", "ToolWorkerError"]
+__all__ = ["CALL_TIMEOUT_S", "MAX_ANSWER_BYTES", "Answer", "ToolWorker", "ToolWorkerError"]
 
 CALL_TIMEOUT_S = 120.0  # one tool call (the tools bound their own work well within it)
-MAX_ANSWER_BYTES = 8 << 20  # one answer line (tools cut theirs at 200 kB of text)
+MAX_ANSWER_BYTES = 32 << 20  # one answer line (text is cut at 200 kB; a few page images)
+IMAGE_FORMATS = {"png": "image/png", "jpeg": "image/jpeg", "gif": "image/gif", "webp": "image/webp"}
 MAX_TOOLS = 64
+MAX_DESCRIPTION_CHARS = 4_000
+MAX_SCHEMA_CHARS = 20_000
+MAX_ERROR_CHARS = 500  # a worker's reason, as kept in a verdict's error
+MAX_ARGS_BYTES = 1 << 20  # a call's arguments (the worker refuses a longer request line)
+_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,63}")
+
+
+Answer = str | BinaryContent | list[str | BinaryContent]
 
 
 class ToolWorkerError(OSError):
-    """The tool worker could not start, died, hung or broke the protocol."""
+    """The tool worker could not start, died, hung or broke the protocol.
+
+    ``final``: asking again cannot help (the worker refused its target, or its tool list
+    is not one), so a verdict it fails is not retried.
+    """
+
+    def __init__(self, message: str, *, final: bool = False) -> None:
+        super().__init__(message[:MAX_ERROR_CHARS])
+        self.final = final
 
 
 class ToolWorker:
@@ -71,7 +91,8 @@ class ToolWorker:
         try:
             hello = await self._read(self.start_timeout, "start")
             if "error" in hello:
-                raise ToolWorkerError(f"the judge's tools did not start: {hello['error']}")
+                reason = str(hello["error"])
+                raise ToolWorkerError(f"the judge's tools did not start: {reason}", final=True)
             return FunctionToolset(self._tools(hello.get("tools")))
         except BaseException:
             await self.close()
@@ -86,17 +107,26 @@ class ToolWorker:
         await self.close()
 
     def _tools(self, listed: object) -> list[Tool[Any]]:
-        if not isinstance(listed, list) or len(listed) > MAX_TOOLS:
-            raise ToolWorkerError("the tool worker's tool list is not a list of tools")
-        tools = []
+        """The worker's tool list as pydantic-ai tools, checked: it comes from the sandbox."""
+        bad = ToolWorkerError("the tool worker's tool list is not a list of tools", final=True)
+        if not isinstance(listed, list) or not 0 < len(listed) <= MAX_TOOLS:
+            raise bad
+        tools, names = [], set()
         for d in listed:
             if not (
                 isinstance(d, dict)
                 and isinstance(d.get("name"), str)
+                and _NAME.fullmatch(d["name"])
+                and d["name"] not in names
+                and not d["name"].startswith("final_result")  # the verdict's output tool
                 and isinstance(d.get("description"), str)
+                and len(d["description"]) <= MAX_DESCRIPTION_CHARS
                 and isinstance(d.get("parameters"), dict)
+                and d["parameters"].get("type") == "object"
+                and len(json.dumps(d["parameters"])) <= MAX_SCHEMA_CHARS
             ):
-                raise ToolWorkerError("the tool worker's tool list is not a list of tools")
+                raise bad
+            names.add(d["name"])
             tools.append(
                 Tool.from_schema(
                     self._caller(d["name"]), d["name"], d["description"], d["parameters"]
@@ -105,42 +135,71 @@ class ToolWorker:
         return tools
 
     def _caller(self, name: str) -> Any:
-        async def call(**args: Any) -> str:
+        async def call(**args: Any) -> Answer:
             return await self.call(name, args)
 
         return call
 
-    async def call(self, name: str, args: dict[str, Any]) -> str:
-        """The tool's text answer; a refusal raises ModelRetry with the tool's message."""
+    async def call(self, name: str, args: dict[str, Any]) -> Answer:
+        """The tool's answer (text, or text and images); a refusal raises ModelRetry.
+
+        A one-part answer is that part, as pydantic-ai's MCP toolset gives it.
+        """
+        request = (json.dumps({"id": 0, "tool": name, "args": args}) + "\n").encode()
+        if len(request) > MAX_ARGS_BYTES:
+            raise ModelRetry(f"Error executing tool {name}: the arguments are over 1 MB")
         async with self._lock:  # the worker answers one request at a time
             if self._broken is not None:
                 raise ModelRetry(self._broken)
             assert self._proc is not None and self._proc.stdin is not None
             self._next += 1
             rid = self._next
+            request = (json.dumps({"id": rid, "tool": name, "args": args}) + "\n").encode()
             try:
-                self._proc.stdin.write(
-                    (json.dumps({"id": rid, "tool": name, "args": args}) + "\n").encode()
-                )
-                await self._proc.stdin.drain()
-                answer = await self._read(self.call_timeout, f"call of {name}")
+                # writing, and reading the answer, under one deadline: a worker that stops
+                # reading its input must not hold the judge either
+                async with asyncio.timeout(self.call_timeout):
+                    self._proc.stdin.write(request)
+                    await self._proc.stdin.drain()
+                    answer = await self._read(None, f"call of {name}")
+            except TimeoutError:
+                reason = f"the tool worker did not answer in {self.call_timeout:g} s"
+                await self._break(f"Error executing tool {name}: {reason}")
             except ToolWorkerError as exc:
-                self._broken = f"Error executing tool {name}: {exc}"
-                await self.close()
-                raise ModelRetry(self._broken) from None
+                await self._break(f"Error executing tool {name}: {exc}")
             except (ConnectionError, OSError) as exc:
-                self._broken = f"Error executing tool {name}: the tool worker ended ({exc})"
-                await self.close()
-                raise ModelRetry(self._broken) from None
+                await self._break(f"Error executing tool {name}: the tool worker ended ({exc})")
+            except asyncio.CancelledError:
+                # its answer may still come: the next call must not read it as its own
+                await self._stop(f"Error executing tool {name}: the call was cancelled")
+                raise
             if answer.get("id") != rid:
-                self._broken = f"Error executing tool {name}: the tool worker broke its protocol"
-                await self.close()
-                raise ModelRetry(self._broken)
-            if isinstance(answer.get("ok"), str):
-                return str(answer["ok"])
-            raise ModelRetry(str(answer.get("error") or f"Error executing tool {name}"))
+                await self._break(
+                    f"Error executing tool {name}: the tool worker broke its protocol"
+                )
+            ok = answer.get("ok")
+            if isinstance(ok, str):
+                return _clean(ok)
+            if isinstance(ok, list):
+                parts = _parts(ok)
+                if parts is None:
+                    await self._break(
+                        f"Error executing tool {name}: the tool worker broke its protocol"
+                    )
+                return parts[0] if len(parts) == 1 else parts
+            raise ModelRetry(_clean(str(answer.get("error") or f"Error executing tool {name}")))
 
-    async def _read(self, timeout: float, what: str) -> dict[str, Any]:
+    async def _stop(self, reason: str) -> None:
+        """Stop the worker; every later call fails with ``reason``."""
+        self._broken = reason[:MAX_ERROR_CHARS]
+        await self.close()
+
+    async def _break(self, reason: str) -> NoReturn:
+        """Stop the worker; this call and every later one fail with ``reason``."""
+        await self._stop(reason)
+        raise ModelRetry(self._broken or reason)
+
+    async def _read(self, timeout: float | None, what: str) -> dict[str, Any]:
         assert self._proc is not None and self._proc.stdout is not None
         try:
             line = await asyncio.wait_for(self._proc.stdout.readline(), timeout)
@@ -184,3 +243,28 @@ class ToolWorker:
                     os.killpg(proc.pid, signal.SIGKILL)
                 await proc.wait()
         self.prepared.close()
+
+
+def _parts(listed: list[Any]) -> list[str | BinaryContent] | None:
+    """An answer's text and images, or None when it is not made of them."""
+    out: list[str | BinaryContent] = []
+    for p in listed:
+        if isinstance(p, dict) and isinstance(p.get("text"), str) and len(p) == 1:
+            out.append(_clean(p["text"]))
+        elif isinstance(p, dict) and isinstance(p.get("image"), str):
+            media = IMAGE_FORMATS.get(str(p.get("format")))
+            if media is None:
+                return None
+            try:
+                data = base64.b64decode(p["image"], validate=True)
+            except (binascii.Error, ValueError):
+                return None
+            out.append(BinaryContent(data=data, media_type=media))
+        else:
+            return None
+    return out
+
+
+def _clean(text: str) -> str:
+    """``text`` as valid UTF-8 (a lone surrogate, escaped in JSON, cannot reach a model)."""
+    return text.encode("utf-8", "replace").decode("utf-8")

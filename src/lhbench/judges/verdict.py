@@ -1,8 +1,9 @@
 """Binary judges of task completion (AJ-Bench): the agent judge and the LLM-judge baseline.
 
-The agent judge is a pydantic-ai agent with read-only MCP toolsets over the replayed
-final state (files or database) and the trajectory, and a tool-call budget. The LLM judge
-is the same model with no tools, reading the task and the trajectory only: one request
+The agent judge is a pydantic-ai agent with read-only tools over the replayed final state
+(files or database) and the trajectory, served from inside the sandbox by a tool worker
+(:mod:`lhbench.tools.worker`, :mod:`lhbench.judges.tool_worker`), and a tool-call budget.
+The LLM judge is the same model with no tools, reading the task and the trajectory only: one request
 answered through one output tool, sent on the model's direct path (no agent loop). Both
 answer only through a structured ``VerdictAnswer``; a verdict is never read from free text (which
 may echo the trajectory). If the budget runs out or the answer does not parse, the judge
@@ -137,10 +138,6 @@ def _gathered(messages: Sequence[ModelMessage]) -> str:
 class VerdictJudge:
     """An agent judge (with tools) or an LLM judge (without), over one model."""
 
-    # how the judge's tool commands speak: "worker" (:mod:`lhbench.tools.worker`, the
-    # protocol on this side) or "mcp" (a stdio MCP server in the sandbox)
-    tool_protocol: Literal["worker", "mcp"] = "worker"
-
     def __init__(
         self,
         model: Model,
@@ -256,23 +253,14 @@ class VerdictJudge:
     async def _toolsets(
         self, item: VerdictItem, prepared: list[Prepared], stack: contextlib.AsyncExitStack
     ) -> list[AbstractToolset[None]]:
-        """The judge's toolsets: each prepared command started in its sandbox."""
+        """The judge's toolsets: each prepared tool worker started in its sandbox.
+
+        A worker (:mod:`lhbench.tools.worker`) starts a sandboxed Python: on a busy
+        machine that takes a while, and a verdict must not fail for it.
+        """
         # the tools' stderr goes to a log beside the state, never to our own stderr (which
         # may not be a real file: a notebook, a test runner)
         log = _tool_log(item)
-        if self.tool_protocol == "mcp":
-            from fastmcp.client.transports import StdioTransport
-            from pydantic_ai.mcp import MCPToolset
-
-            return [
-                MCPToolset(
-                    StdioTransport(p.argv[0], p.argv[1:], env=p.env, cwd=p.cwd, log_file=log),
-                    # a tool server starts a sandboxed Python: on a busy machine that takes
-                    # a while, and a verdict must not fail for it
-                    init_timeout=TOOL_SERVER_START_S,
-                )
-                for p in prepared
-            ]
         from lhbench.judges.tool_worker import ToolWorker
 
         return [
@@ -316,7 +304,8 @@ class VerdictJudge:
                     reask = True
                 except (ModelAPIError, OSError, TimeoutError) as exc:
                     error = f"{type(exc).__name__}: {exc}"
-                    retryable = is_transport_error(exc)
+                    # a tool worker that refused its state fails the same way again
+                    retryable = is_transport_error(exc) and not getattr(exc, "final", False)
             if answer is None and reask:
                 # one more chance, without tools, with what was gathered
                 gathered = _gathered(messages)

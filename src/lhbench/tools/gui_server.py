@@ -1,4 +1,4 @@
-"""The GUI judge's tools over MCP: the final office document and the trajectory, read-only.
+"""The GUI judge's tools: the final office document and the trajectory, read-only.
 
 ``document_info()`` says what the final document is; ``render_pages(first, last)`` shows
 pages/slides/sheets of it as images (rendered beforehand by LibreOffice in the sandbox);
@@ -8,19 +8,24 @@ show the trajectory's observations. The modality (AJ-Bench's GUI ablation) choos
 the judge perceives: ``screenshot`` (images: rendered pages and screenshots), ``a11y``
 (structure: document content and accessibility trees) or ``both``.
 
-Run as ``python -m lhbench.tools.gui_server --state DIR [--modality M] [--trajectory FILE]``.
+The judge gets them from its sandboxed tool worker (``python -m lhbench.tools.worker gui
+--state DIR``); ``python -m lhbench.tools.gui_server --state DIR [--modality M]
+[--trajectory FILE]`` serves them over MCP to any other client.
 """
 
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
-
-from mcp.server.mcpserver import Image, MCPServer
+from typing import TYPE_CHECKING
 
 from lhbench.envs.gui.view import MODALITIES, GuiView
+from lhbench.tools.registry import Image, McpTools, Registrar
 
-__all__ = ["GUI_TOOLS", "build_gui_server", "gui_tools_for"]
+if TYPE_CHECKING:
+    from mcp.server.mcpserver import MCPServer
+
+__all__ = ["GUI_TOOLS", "add_gui_tools", "build_gui_server", "gui_tools_for"]
 
 SCREENSHOT_TOOLS = frozenset({"render_pages", "view_screenshot"})
 A11Y_TOOLS = frozenset({"read_document", "view_a11y_tree"})
@@ -43,12 +48,20 @@ def build_gui_server(
     state: Path, modality: str = "both", server: MCPServer | None = None
 ) -> MCPServer:
     """An MCP server over a materialized GUI state (or these tools added to ``server``)."""
-    view = GuiView(state)
-    tools = gui_tools_for(modality)
+    from mcp.server.mcpserver import MCPServer
+
     server = server or MCPServer(
         "lhbench-gui",
         instructions="Read-only view of an office task's final document and trajectory.",
     )
+    add_gui_tools(state, modality, McpTools(server))
+    return server
+
+
+def add_gui_tools(state: Path, modality: str, server: Registrar) -> None:
+    """Register the GUI tools of ``modality`` over the materialized state on ``server``."""
+    view = GuiView(state)
+    tools = gui_tools_for(modality)
 
     @server.tool()
     def document_info() -> str:
@@ -97,8 +110,6 @@ def build_gui_server(
         def view_a11y_tree(step: int, offset: int = 0) -> str:
             """The accessibility tree observed at step ``step`` (from character ``offset``)."""
             return view.a11y_tree(step, offset)
-
-    return server
 
 
 def main() -> None:

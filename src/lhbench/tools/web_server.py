@@ -1,11 +1,13 @@
-"""The search judge's tools over MCP: the recorded web, read-only, and nothing else.
+"""The search judge's tools: the recorded web, read-only, and nothing else.
 
 ``search(query)`` ranks the corpus's pages by BM25 (SQLite FTS5), ``open_url(url)`` shows
 a captured page as readable text, ``find_in_page(url, text)`` lists its lines containing a
 text. A URL that was not captured gets "NOT IN THE RECORDED WEB", never a fetch: the
 server has no network code, and the sandbox it runs in has no network either.
 
-Run as ``python -m lhbench.tools.web_server --index CORPUS.sqlite [--trajectory FILE]``.
+The judge gets them from its sandboxed tool worker (``python -m lhbench.tools.worker web
+--index CORPUS.sqlite``); ``python -m lhbench.tools.web_server --index CORPUS.sqlite
+[--trajectory FILE]`` serves them over MCP to any other client.
 """
 
 from __future__ import annotations

@@ -1,16 +1,19 @@
 """The judges' tool worker: a replayed state's read-only tools, served inside the sandbox.
 
-``python -I -m lhbench.tools.worker state [--root DIR] [--db URL] [--trajectory FILE]``
-or ``... web --index CORPUS.sqlite [--trajectory FILE]``. The same tool functions as the
-MCP servers (:mod:`lhbench.tools.fs_server`, ``sql_server``, ``trajectory_server``,
-``web_server``), without the MCP SDK: an agent judge starts one worker per verdict, and
+``python -I -m lhbench.tools.worker state [--root DIR] [--db URL] [--trajectory FILE]``,
+``... web --index CORPUS.sqlite [--trajectory FILE]`` or ``... gui --state DIR [--modality
+M] [--trajectory FILE]``. The same tool functions as the MCP servers
+(:mod:`lhbench.tools.fs_server`, ``sql_server``, ``trajectory_server``, ``web_server``,
+``gui_server``), without the MCP SDK: an agent judge starts one worker per verdict, and
 importing the SDK alone took a second or more of CPU per start (the protocol stays with
 the judge, in its own process: :mod:`lhbench.judges.tool_worker`).
 
 The protocol is one JSON object per line. The worker's first line names its tools
 (``{"tools": [{"name", "description", "parameters"}]}``, parameters as JSON Schema) or
 says why it could not start (``{"error": "..."}``, exit 2). Then each request
-``{"id", "tool", "args"}`` gets ``{"id", "ok": text}`` or ``{"id", "error": text}``: the
+``{"id", "tool", "args"}`` gets ``{"id", "ok": text}`` (or, for an answer with images,
+``{"id", "ok": [{"text": ...} | {"image": base64, "format": "png"}, ...]}``) or
+``{"id", "error": text}``: the
 arguments are validated against the function's signature, a :class:`ToolFailure` is its
 text, a crash is only "the tool crashed" (its traceback goes to stderr, the judge's log).
 Requests are answered one at a time, in order; the worker ends at end of input.
@@ -19,6 +22,7 @@ Requests are answered one at a time, in order; the worker ends at end of input.
 from __future__ import annotations
 
 import argparse
+import base64
 import inspect
 import json
 import os
@@ -28,7 +32,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
 
-from lhbench.tools.registry import ToolFailure, ToolSet
+from lhbench.tools.registry import Image, ToolFailure, ToolSet
 
 __all__ = ["MAX_REQUEST_BYTES", "build_tools", "main", "serve"]
 
@@ -51,6 +55,10 @@ def build_tools(argv: list[str]) -> ToolSet:
     web = sub.add_parser("web", help="the recorded web, and trajectory")
     web.add_argument("--index", type=Path, required=True)
     web.add_argument("--trajectory", type=Path)
+    gui = sub.add_parser("gui", help="an office task's final document, and trajectory")
+    gui.add_argument("--state", type=Path, required=True)
+    gui.add_argument("--modality", choices=("screenshot", "a11y", "both"), default="both")
+    gui.add_argument("--trajectory", type=Path)
     args = ap.parse_args(argv)
     tools = ToolSet()
     if args.kind == "state":
@@ -64,10 +72,14 @@ def build_tools(argv: list[str]) -> ToolSet:
             from lhbench.tools.sql_server import ReadOnlyDatabase, add_sql_tools
 
             add_sql_tools(ReadOnlyDatabase(args.db), tools)
-    else:
+    elif args.kind == "web":
         from lhbench.tools.web_server import add_web_tools
 
         add_web_tools(args.index, tools)
+    else:
+        from lhbench.tools.gui_server import add_gui_tools
+
+        add_gui_tools(args.state, args.modality, tools)
     if args.trajectory is not None:
         from lhbench.tools.trajectory_server import add_trajectory_tools
 
@@ -97,7 +109,7 @@ class _Tool:
             "parameters": self.model.model_json_schema(),
         }
 
-    def call(self, args: object) -> dict[str, str]:
+    def call(self, args: object) -> dict[str, Any]:
         from pydantic import ValidationError
         from pydantic_core import to_json
 
@@ -117,7 +129,15 @@ class _Tool:
             return {"error": f"{prefix}: the tool crashed"}
         if isinstance(result, str):
             return {"ok": result}
+        if isinstance(result, (Image, list)):  # parts: text and images, as MCP's content
+            return {"ok": [_part(r) for r in (result if isinstance(result, list) else [result])]}
         return {"ok": to_json(result, fallback=str).decode()}
+
+
+def _part(item: object) -> dict[str, str]:
+    if isinstance(item, Image):
+        return {"image": base64.b64encode(item.data).decode(), "format": item.format}
+    return {"text": item if isinstance(item, str) else str(item)}
 
 
 def serve(tools: ToolSet, requests: IO[bytes], answers: IO[str]) -> None:
@@ -152,7 +172,9 @@ def _send(answers: IO[str], doc: dict[str, Any]) -> None:
 def main(argv: list[str] | None = None) -> None:
     """Build the named tools and serve them on stdin/stdout."""
     # stdout carries the protocol alone: anything a library prints goes to stderr
-    answers = os.fdopen(os.dup(sys.stdout.fileno()), "w", encoding="utf-8")
+    # a file name that is not UTF-8 (os gives it with lone surrogates) goes out replaced,
+    # never as an error that would end the worker
+    answers = os.fdopen(os.dup(sys.stdout.fileno()), "w", encoding="utf-8", errors="replace")
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
     try:
         tools = build_tools(sys.argv[1:] if argv is None else argv)
