@@ -28,15 +28,11 @@ from lhbench.schema import Role, Step, StepKind, Trajectory
 from lhbench.tools import build_state_server
 from lhbench.tools.registry import Image, McpTools, ToolSet
 from lhbench.tools.worker import MAX_REQUEST_BYTES, build_tools, serve
-from tests.tools.test_servers import call
+from tests.tools.test_servers import _root, call
 
 
 def _state(tmp_path: Path) -> tuple[Path, Path, Path]:
-    root = tmp_path / "root"
-    (root / "sub").mkdir(parents=True)
-    (root / "ok.txt").write_text("inside\nline2\nline3\n")
-    (tmp_path / "secret.txt").write_text("TOP-SECRET")
-    (root / "link-file").symlink_to(tmp_path / "secret.txt")
+    root = _root(tmp_path)  # ok.txt, sub/, link-file -> ../secret.txt
     db = tmp_path / "x.db"
     c = sqlite3.connect(db)
     c.execute("CREATE TABLE t (a INTEGER, b TEXT)")

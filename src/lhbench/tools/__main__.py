@@ -25,10 +25,11 @@ def main() -> None:
 def _serve() -> None:
     ap = argparse.ArgumentParser(prog="python -m lhbench.tools")
     sub = ap.add_subparsers(dest="kind", required=True)
-    state = sub.add_parser("state", help="files or database, and trajectory, in one server")
-    state.add_argument("--root", type=Path)
-    state.add_argument("--db")
-    state.add_argument("--trajectory", type=Path)
+    from lhbench.tools.state_server import state_arguments
+
+    state_arguments(
+        sub.add_parser("state", help="files or database, and trajectory, in one server")
+    )
     for kind, meta in (("fs", "ROOT"), ("sql", "URL"), ("trajectory", "FILE")):
         sub.add_parser(kind).add_argument("target", metavar=meta)
     args = ap.parse_args()

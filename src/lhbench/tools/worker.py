@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from lhbench.tools.registry import Image, ToolFailure, ToolSet
+from lhbench.tools.state_server import add_state_tools, state_arguments
 
 __all__ = ["MAX_REQUEST_BYTES", "build_tools", "main", "serve"]
 
@@ -40,7 +41,7 @@ MAX_REQUEST_BYTES = 1 << 20  # one request line (a tool's arguments, from the ju
 
 
 def build_tools(argv: list[str]) -> ToolSet:
-    """The tool set the command line names (``state ...`` or ``web ...``).
+    """The tool set the command line names (``state ...``, ``web ...`` or ``gui ...``).
 
     Raises:
         SystemExit: a bad command line (argparse's usage error).
@@ -48,10 +49,7 @@ def build_tools(argv: list[str]) -> ToolSet:
     """
     ap = argparse.ArgumentParser(prog="python -m lhbench.tools.worker")
     sub = ap.add_subparsers(dest="kind", required=True)
-    state = sub.add_parser("state", help="files or database, and trajectory")
-    state.add_argument("--root", type=Path)
-    state.add_argument("--db")
-    state.add_argument("--trajectory", type=Path)
+    state_arguments(sub.add_parser("state", help="files or database, and trajectory"))
     web = sub.add_parser("web", help="the recorded web, and trajectory")
     web.add_argument("--index", type=Path, required=True)
     web.add_argument("--trajectory", type=Path)
@@ -64,15 +62,9 @@ def build_tools(argv: list[str]) -> ToolSet:
     if args.kind == "state":
         if args.root is None and args.db is None and args.trajectory is None:
             ap.error("state: give at least one of --root, --db, --trajectory")
-        if args.root is not None:
-            from lhbench.tools.fs_server import add_fs_tools
-
-            add_fs_tools(args.root, tools)
-        if args.db is not None:
-            from lhbench.tools.sql_server import ReadOnlyDatabase, add_sql_tools
-
-            add_sql_tools(ReadOnlyDatabase(args.db), tools)
-    elif args.kind == "web":
+        add_state_tools(tools, root=args.root, db_url=args.db, trajectory=args.trajectory)
+        return tools
+    if args.kind == "web":
         from lhbench.tools.web_server import add_web_tools
 
         add_web_tools(args.index, tools)
