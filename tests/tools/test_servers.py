@@ -43,13 +43,19 @@ def test_filesystem_tools_read_inside(tmp_path: Path) -> None:
     assert found == "ok.txt"
 
 
-def test_sql_tool_lists_describes_and_caps_rows(tmp_path: Path) -> None:
+def table_db(tmp_path: Path) -> Path:
+    """A SQLite file with table t(a, b) of 300 rows: (0, 'v0') .. (299, 'v299')."""
     db = tmp_path / "x.db"
     c = sqlite3.connect(db)
     c.execute("CREATE TABLE t (a INTEGER, b TEXT)")
     c.executemany("INSERT INTO t VALUES (?, ?)", [(i, f"v{i}") for i in range(300)])
     c.commit()
     c.close()
+    return db
+
+
+def test_sql_tool_lists_describes_and_caps_rows(tmp_path: Path) -> None:
+    db = table_db(tmp_path)
     srv = build_sql_server(f"sqlite:///{db}")
     assert call(srv, "list_tables", {}).content[0].text == "t"
     assert call(srv, "describe_table", {"table": "t"}).content[0].text == "a, b"

@@ -12,7 +12,6 @@ import asyncio
 import io
 import json
 import os
-import sqlite3
 import subprocess
 import sys
 import textwrap
@@ -28,17 +27,12 @@ from lhbench.schema import Role, Step, StepKind, Trajectory
 from lhbench.tools import build_state_server
 from lhbench.tools.registry import Image, McpTools, ToolSet
 from lhbench.tools.worker import MAX_REQUEST_BYTES, build_tools, serve
-from tests.tools.test_servers import _root, call
+from tests.tools.test_servers import _root, call, table_db
 
 
 def _state(tmp_path: Path) -> tuple[Path, Path, Path]:
     root = _root(tmp_path)  # ok.txt, sub/, link-file -> ../secret.txt
-    db = tmp_path / "x.db"
-    c = sqlite3.connect(db)
-    c.execute("CREATE TABLE t (a INTEGER, b TEXT)")
-    c.executemany("INSERT INTO t VALUES (?, ?)", [(i, f"v{i}") for i in range(300)])
-    c.commit()
-    c.close()
+    db = table_db(tmp_path)
     traj = tmp_path / "t.json"
     steps = [Step(index=0, role=Role.USER, kind=StepKind.MESSAGE, content="do it")]
     traj.write_text(Trajectory(run_id="r", steps=steps).model_dump_json())

@@ -145,8 +145,8 @@ class ToolWorker:
 
         A one-part answer is that part, as pydantic-ai's MCP toolset gives it.
         """
-        request = (json.dumps({"id": 0, "tool": name, "args": args}) + "\n").encode()
-        if len(request) > MAX_ARGS_BYTES:
+        encoded = json.dumps(args)  # once: its size is checked before the worker is asked
+        if len(encoded) > MAX_ARGS_BYTES:
             raise ModelRetry(f"Error executing tool {name}: the arguments are over 1 MB")
         async with self._lock:  # the worker answers one request at a time
             if self._broken is not None:
@@ -154,7 +154,7 @@ class ToolWorker:
             assert self._proc is not None and self._proc.stdin is not None
             self._next += 1
             rid = self._next
-            request = (json.dumps({"id": rid, "tool": name, "args": args}) + "\n").encode()
+            request = f'{{"id": {rid}, "tool": {json.dumps(name)}, "args": {encoded}}}\n'.encode()
             try:
                 # writing, and reading the answer, under one deadline: a worker that stops
                 # reading its input must not hold the judge either
