@@ -55,10 +55,10 @@ def test_only_the_shown_blocks_are_highlighted(monkeypatch: pytest.MonkeyPatch) 
     monkeypatch.setattr(render, "highlight", counting(render.highlight))
     monkeypatch.setattr(render, "tool_input_html", counting(render.tool_input_html))
     traj = _trajectory()
-    whole = fold_transcript(traj, [])
+    whole = fold_transcript(traj.steps, [])
     every = calls[0]
     calls[0] = 0
-    shown = fold_transcript(traj, [], render=5)
+    shown = fold_transcript(traj.steps, [], render=range(5))
     # a tool block highlights its input and its output: 5 shown blocks, at most 10 calls
     assert every == 2 * PAIRS and calls[0] <= 10
     # every block is still there, in order, with its kind, title, steps and failure mark
@@ -68,3 +68,18 @@ def test_only_the_shown_blocks_are_highlighted(monkeypatch: pytest.MonkeyPatch) 
     ]
     assert shown[-2].failed and shown[-2].kind == "tool" and shown[-2].outputs == []
     assert shown[1].outputs and shown[1].input is not None
+
+
+def test_a_window_in_the_middle_renders_only_its_blocks() -> None:
+    traj = _trajectory()
+    whole = fold_transcript(traj.steps, [])
+    window = range(10, 15)
+    shown = fold_transcript(traj.steps, [], render=window)
+    assert [(b.kind, b.title, b.index, b.failed) for b in shown] == [
+        (b.kind, b.title, b.index, b.failed) for b in whole
+    ]
+    for i, (b, w) in enumerate(zip(shown, whole, strict=True)):
+        if i in window:
+            assert b.input == w.input and b.outputs == w.outputs and b.input is not None
+        else:
+            assert b.input is None and b.outputs == [] and b.body is None

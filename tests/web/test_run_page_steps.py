@@ -2,14 +2,15 @@
 
 Every shown step is on the page: its anchor, its role and kind (the block's actor and
 title), and its content, escaped. Hostile content (markup, template syntax, NUL) is shown
-as text, never interpreted. Blocks past the page's limit are counted, and shown with
-``?all=true``. Written once through the store's row path and once through importers'
+as text, never interpreted. Blocks past the page's window are counted, and shown a
+window further on (``?start=``) or all at once (``?all=true``). Written once through the store's row path and once through importers'
 flat rows: both read back to the same page.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from datetime import UTC, datetime
 from html import escape
 from pathlib import Path
@@ -17,9 +18,11 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
-from lhbench.schema import Role, Run, RunStatus, Step, StepKind, Trajectory
+from lhbench.schema import Role, Run, RunStatus, Step, StepKind, StepView, Trajectory
+from lhbench.stats import run_failures
 from lhbench.store import Store
 from lhbench.web import add_user, create_app, run_pages
+from lhbench.web.render import fold_transcript
 from lhbench.web.auth import LoginPolicy
 from tests.web.conftest import settings
 
@@ -64,7 +67,7 @@ def _steps(hostile: list[str]) -> list[Step]:
         if k % 6 == 1:
             add(role=Role.HARNESS, kind=StepKind.HOOK, tool_name=f"hook{k}", content=f"h {bad}")
         if k % 6 == 2:
-            add(role=Role.HARNESS, kind=StepKind.ERROR, content=f"boom {k} {bad}")
+            add(role=Role.HARNESS, kind=StepKind.ERROR, content=f"boom {k} {bad}", is_error=True)
         if k % 6 == 3:
             add(role=Role.HARNESS, kind=StepKind.COMPACTION, content=f"compact {k}")
     add(role=Role.ASSISTANT, kind=StepKind.MESSAGE, content="done " + HOSTILE[1])
@@ -105,6 +108,11 @@ def _page(c: TestClient, run_id: str, query: str = "") -> str:
     return r.text
 
 
+def _anchors(page: str) -> list[int]:
+    """The step indices a page's transcript holds, in order."""
+    return [int(m) for m in re.findall(r'id="step-(\d+)"', page)]
+
+
 def _shown(page: str, s: Step) -> None:
     """The step's anchor, actor and content are on the page, escaped."""
     assert f'id="step-{s.index}"' in page
@@ -140,7 +148,9 @@ def test_many_step_page_shows_every_step_escaped(
     store.save_trajectory(Trajectory(run_id="rows", steps=steps))
     store.save_run(_run("flat"))
     store.append_steps("flat", steps)
-    limit = 40
+    # windows that end at an error: its recovery is on the next one
+    blocks = fold_transcript(steps, run_failures(steps).events)
+    limit = 1 + next(i for i, b in enumerate(blocks) if b.error and b.error.recovered and i > 30)
     monkeypatch.setattr(run_pages, "MAX_BLOCKS", limit)
     c = _client(store, tmp_path)
     whole = _page(c, "rows", "?all=true")
@@ -149,15 +159,44 @@ def test_many_step_page_shows_every_step_escaped(
     assert _page(c, "flat", "?all=true") == whole.replace("rows", "flat")
     for s in steps:
         _shown(whole, s)
-    # the page shows its first blocks whole and counts the rest
+    # the page shows its first blocks whole, counts the rest and links the next window
     n_blocks = whole.count('<li class="block ')
     assert n_blocks == len(steps) - PAIRS > limit
     assert page.count('<li class="block ') == limit
-    assert f"Show {n_blocks - limit} more steps" in page
-    assert "more steps" not in whole
+    assert f"Blocks 1–{limit} of {n_blocks} ({len(steps)} steps;" in page
+    assert f'href="?start={limit}#transcript"' in page and "Previous" not in page
+    assert "Blocks 1–" not in whole and "?start=" not in whole
+    # the windows after it show every block once, in order, as the whole page does
+    windows, start = [page], limit
+    while start < n_blocks:
+        windows.append(_page(c, "rows", f"?start={start}"))
+        assert f"Blocks {start + 1}–{min(n_blocks, start + limit)} of {n_blocks}" in windows[-1]
+        start += limit
+    previous = (len(windows) - 2) * limit
+    assert f'href="?start={previous}#transcript"' in windows[-1] and "Next" not in windows[-1]
+    shown = [_anchors(w) for w in windows]
+    assert [a for w in shown for a in w] == _anchors(whole)
     for s in steps:
-        if f'id="step-{s.index}"' in page:
-            _shown(page, s)
+        [w] = [w for w, anchors in zip(windows, shown, strict=True) if s.index in anchors]
+        _shown(w, s)
+    # every link to a step leads to it: on the same window, or on the one that shows it
+    links = 0
+    for w, anchors in zip(windows, shown, strict=True):
+        for at, i in re.findall(r'href="(?:\?start=(\d+))?#step-(\d+)"', w):
+            target = shown[int(at) // limit] if at else anchors
+            assert int(i) in target and (not at or target is not anchors)
+            links += 1
+    # each block's own anchor, the errors' recovery links, one of them to the next window
+    assert links > n_blocks and f'href="?start={limit}#step-' in page
+    # the page's rows are the steps as written, field for field
+    assert store.step_views("rows") == store.step_views("flat") == [
+        StepView(*(getattr(x, f) for f in StepView._fields)) for x in steps
+    ]
+    # a start past the end or before the first block: the last and the first window
+    assert _anchors(_page(c, "rows", "?start=100000")) == shown[-1]
+    assert _anchors(_page(c, "rows", f"?start={limit + 1}")) == shown[1]
+    assert _anchors(_page(c, "rows", "?start=-7")) == shown[0]
+    assert c.get("/runs/rows?start=x").status_code == 400
     # hostile content is text: no script element, no template evaluated
     for p in (page, whole):
         assert "<script>window.__xss" not in p

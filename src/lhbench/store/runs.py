@@ -17,9 +17,11 @@ from lhbench.schema import (
     STEP_JSON_FIELDS,
     STEP_ROW,
     Artifact,
+    Role,
     Run,
     Step,
     StepKind,
+    StepView,
     Trajectory,
     step_from_row,
 )
@@ -350,6 +352,56 @@ class RunStore(StoreBase):
                 select(*_step_columns()).where(tbl.c.run_id == run_id).order_by(tbl.c.idx)
             ).all()
         return Trajectory(run_id=run_id, steps=[_step_of(r) for r in rows])
+
+    def step_views(self, run_id: str) -> list[StepView]:
+        """The run's steps in order, as a transcript page shows them (:class:`StepView`)."""
+        t = StepRow.__table__.c
+        with self.engine.connect() as conn:
+            rows = conn.execute(
+                select(
+                    t.idx,
+                    t.role,
+                    t.kind,
+                    t.content,
+                    t.tool_name,
+                    t.tool_call_id,
+                    cast(t.tool_input, Text),
+                    t.tool_output,
+                    t.is_error,
+                    t.exit_code,
+                )
+                .where(t.run_id == run_id)
+                .order_by(t.idx)
+            ).all()
+        roles, kinds = {r.value: r for r in Role}, {k.value: k for k in StepKind}
+        try:
+            return self._views(rows, roles, kinds)
+        except KeyError as exc:
+            raise StoreError(
+                f"run {run_id!r}: a stored step has the role or kind {exc.args[0]!r}, "
+                "which this version of lhbench does not know"
+            ) from None
+
+    @staticmethod
+    def _views(
+        rows: Sequence[Any], roles: dict[str, Role], kinds: dict[str, StepKind]
+    ) -> list[StepView]:
+        # idx, role, kind, content, tool name, call id, input (JSON text), output, error, exit
+        return [
+            StepView(
+                r[0],
+                roles[r[1]],
+                kinds[r[2]],
+                r[3],
+                r[4],
+                r[5],
+                None if r[6] is None else _json_of(r[6]),
+                r[7],
+                bool(r[8]),
+                r[9],
+            )
+            for r in rows
+        ]
 
     def iter_trajectories(self, run_ids: Sequence[str]) -> Iterator[Trajectory]:
         """Each run's trajectory, in ``run_ids``' order, one query per slice of runs.

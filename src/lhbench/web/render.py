@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from html import escape as html_escape
 from json.encoder import encode_basestring as encode_json_string
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from markdown_it import MarkdownIt
 from markupsafe import Markup
@@ -27,12 +27,14 @@ from pygments.lexer import Lexer
 from pygments.lexers import TextLexer, get_lexer_by_name, get_lexer_for_filename
 from pygments.util import ClassNotFound
 
-from lhbench.schema import Artifact, Role, Step, StepKind, Trajectory
+from lhbench.schema import Artifact, Role, StepKind, Trajectory
 from lhbench.stats import ErrorEvent
+from lhbench.stats.taxonomy import StepLike
 
 __all__ = [
     "Block",
     "RenderedArtifact",
+    "ShownStep",
     "code_css",
     "final_answer",
     "fold_transcript",
@@ -270,9 +272,23 @@ def render_artifact(a: Artifact | None, name: str, url: str | None) -> RenderedA
     return base
 
 
-def final_answer(trajectory: Trajectory) -> str | None:
+class ShownStep(StepLike, Protocol):
+    """What a transcript shows of a step: a ``Step``, or the store's ``StepView``."""
+
+    @property
+    def index(self) -> int:
+        """The step's place in its run."""
+        ...
+
+    @property
+    def role(self) -> Role:
+        """Who took the step."""
+        ...
+
+
+def final_answer(steps: Trajectory | Sequence[ShownStep]) -> str | None:
     """The agent's last message (an imported run's answer), or None."""
-    for s in reversed(trajectory.steps):
+    for s in reversed(steps.steps if isinstance(steps, Trajectory) else steps):
         if s.role == Role.ASSISTANT and s.kind == StepKind.MESSAGE and s.content.strip():
             return s.content
     return None
@@ -283,7 +299,7 @@ class Block:
     """A transcript entry: one step, or a tool call folded with its result(s)."""
 
     kind: str
-    steps: list[Step]
+    steps: list[ShownStep]
     title: str = ""
     summary: str = ""
     failed: bool = False
@@ -291,7 +307,7 @@ class Block:
     recovers: int | None = None
     body: Markup | None = None
     input: Markup | None = None
-    outputs: list[tuple[Step, Markup]] = field(default_factory=list)
+    outputs: list[tuple[ShownStep, Markup]] = field(default_factory=list)
 
     @property
     def index(self) -> int:
@@ -314,11 +330,11 @@ def _input_summary(tool_input: dict[str, Any] | None) -> str:
     return short(json.dumps(tool_input, ensure_ascii=False))
 
 
-def _step_failed(s: Step) -> bool:
+def _step_failed(s: ShownStep) -> bool:
     return s.is_error or s.kind == StepKind.ERROR or (s.exit_code not in (None, 0))
 
 
-def _title(s: Step) -> str:
+def _title(s: ShownStep) -> str:
     """A block's title, as the rendered branches below give it."""
     if s.kind == StepKind.TOOL_CALL:
         return s.tool_name or "tool"
@@ -342,28 +358,27 @@ _PLAIN_KINDS = {
 
 
 def fold_transcript(
-    trajectory: Trajectory, events: Sequence[ErrorEvent], *, render: int | None = None
+    steps: Sequence[ShownStep], events: Sequence[ErrorEvent], *, render: range | None = None
 ) -> list[Block]:
     """Steps as blocks: each tool call with its results, errors marked with their recovery.
 
-    ``render``: only the first so many blocks get their bodies highlighted and rendered
-    (a page shows a prefix of a long transcript; the rest are counted, with their titles).
+    ``render``: only the blocks at these positions get their bodies highlighted and
+    rendered (a page shows a window of a long transcript; the rest are counted, with
+    their titles). ``steps`` in order, each at its ``index``.
     """
     by_step = {e.step: e for e in events}
     recovers = {e.recovered_at: e.step for e in events if e.recovered_at is not None}
-    results: dict[str, list[Step]] = {}
-    call_ids = {
-        s.tool_call_id for s in trajectory.steps if s.kind == StepKind.TOOL_CALL and s.tool_call_id
-    }
-    for s in trajectory.steps:
+    results: dict[str, list[ShownStep]] = {}
+    call_ids = {s.tool_call_id for s in steps if s.kind == StepKind.TOOL_CALL and s.tool_call_id}
+    for s in steps:
         if s.kind == StepKind.TOOL_RESULT and s.tool_call_id in call_ids:
             results.setdefault(s.tool_call_id or "", []).append(s)
-    folded = {id(s) for rs in results.values() for s in rs}
+    folded = {s.index for rs in results.values() for s in rs}
     blocks: list[Block] = []
-    for s in trajectory.steps:
-        if id(s) in folded:
+    for s in steps:
+        if s.index in folded:
             continue
-        if render is not None and len(blocks) >= render:  # counted, not rendered
+        if render is not None and len(blocks) not in render:  # counted, not rendered
             tool = s.kind in (StepKind.TOOL_CALL, StepKind.TOOL_RESULT)
             outs = results.get(s.tool_call_id or "", []) if s.kind == StepKind.TOOL_CALL else []
             b = Block(

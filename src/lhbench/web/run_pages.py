@@ -18,8 +18,8 @@ from fastapi.responses import HTMLResponse, Response
 
 from lhbench._gc import collector_paused
 from lhbench.judges import TierKey, panel_scores
-from lhbench.schema import Artifact, Grade, GradeStatus, Run, RunStatus
-from lhbench.stats import error_events
+from lhbench.schema import Artifact, Grade, GradeStatus, Run, RunStatus, StepKind
+from lhbench.stats import run_failures
 from lhbench.web.analysis import Analysis
 from lhbench.web.deps import Admin, web
 from lhbench.web.front import RunContext
@@ -30,7 +30,7 @@ __all__ = ["file_response", "router"]
 
 router = APIRouter()
 
-MAX_BLOCKS = 1500
+MAX_BLOCKS = 500  # blocks a run page shows at a time (the rest a page further, or ?all=true)
 
 
 # one run -----------------------------------------------------------------------------------
@@ -105,17 +105,40 @@ def _grade_tables(
 
 
 @router.get("/runs/{run_id}", response_class=HTMLResponse)
-def run_page(request: Request, v: Admin, run_id: str, all: bool = False) -> Response:
-    """A run: transcript, artifacts, checks, grades side by side, verdicts, cost."""
+def run_page(
+    request: Request, v: Admin, run_id: str, all: bool = False, start: int = 0
+) -> Response:
+    """A run: transcript, artifacts, checks, grades side by side, verdicts, cost.
+
+    The transcript is shown ``MAX_BLOCKS`` blocks at a time from block ``start``
+    (``all``: every block); its counts and error marks are the whole run's.
+    """
     # 5,000 steps make tens of thousands of objects that live as long as the page: the
     # collector walked them, and the whole heap, several times a page (150 ms of 300)
     with collector_paused():
         app = web(request)
         run = _open_run(request, run_id)
         a = app.run_context(run)
-        traj = app.store.get_trajectory(run_id)
-        events = error_events(traj)
-        blocks = fold_transcript(traj, events, render=None if all else MAX_BLOCKS)
+        steps = app.store.step_views(run_id)
+        events = run_failures(steps).events
+        start = 0 if all else max(0, start) // MAX_BLOCKS * MAX_BLOCKS
+        blocks = fold_transcript(
+            steps, events, render=None if all else range(start, start + MAX_BLOCKS)
+        )
+        if start and start >= len(blocks):  # past the end: the last window
+            start = (len(blocks) - 1) // MAX_BLOCKS * MAX_BLOCKS
+            blocks = fold_transcript(steps, events, render=range(start, start + MAX_BLOCKS))
+        n_blocks = len(blocks)
+        window = range(n_blocks) if all else range(start, min(n_blocks, start + MAX_BLOCKS))
+        # a link to a step: on this page, or on the page of the window that shows it
+        page_of = {
+            i: b // MAX_BLOCKS * MAX_BLOCKS for b, block in enumerate(blocks) for i in block.anchors
+        }
+
+        def step_href(i: int) -> str:
+            at = page_of.get(i, start)
+            return f"#step-{i}" if all or at == start else f"?start={at}#step-{i}"
+
         artifacts = [
             render_artifact(x, x.name, _file_url(run_id, x))
             for x in app.store.list_artifacts(run_id)
@@ -128,7 +151,7 @@ def run_page(request: Request, v: Admin, run_id: str, all: bool = False) -> Resp
         judge_cost = sum(g.cost_usd or 0.0 for g in grades) + sum(
             x.cost_usd or 0.0 for x in verdicts
         )
-        answer = final_answer(traj)
+        answer = final_answer(steps)
         return app.render(
             request,
             v,
@@ -136,12 +159,15 @@ def run_page(request: Request, v: Admin, run_id: str, all: bool = False) -> Resp
             run=run,
             task=task,
             agent=a.agent_of.get(run.id, ""),
-            blocks=blocks if all else blocks[:MAX_BLOCKS],
-            more=max(0, len(blocks) - MAX_BLOCKS) if not all else 0,
-            n_steps=len(traj.steps),
+            blocks=blocks[window.start : window.stop],
+            window=window,
+            n_blocks=n_blocks,
+            page_size=MAX_BLOCKS,
+            step_href=step_href,
+            n_steps=len(steps),
             n_errors=len(events),
             n_recovered=sum(1 for e in events if e.recovered),
-            n_tools=len(traj.tool_calls),
+            n_tools=sum(1 for s in steps if s.kind == StepKind.TOOL_CALL),
             artifacts=artifacts,
             tables=tables,
             verdicts=verdicts,
@@ -208,9 +234,9 @@ def _compare(request: Request, v: Admin, a: str, b: str) -> Response:
     sides: list[dict[str, Any]] = []
     for run_id in (a, b):
         run = _open_run(request, run_id)
-        traj = app.store.get_trajectory(run_id)
-        events = error_events(traj)
-        answer = final_answer(traj)
+        steps = app.store.step_views(run_id)
+        events = run_failures(steps).events
+        answer = final_answer(steps)
         sides.append(
             {
                 "run": run,
@@ -218,8 +244,8 @@ def _compare(request: Request, v: Admin, a: str, b: str) -> Response:
                 "outcome": an.labels.get(run_id),
                 "scores": {k: an.scores[k].get(run_id) for k in an.tier_keys},
                 "verdicts": app.store.list_verdicts(run_id=run_id),
-                "steps": len(traj.steps),
-                "tools": len(traj.tool_calls),
+                "steps": len(steps),
+                "tools": sum(1 for s in steps if s.kind == StepKind.TOOL_CALL),
                 "errors": len(events),
                 "recovered": sum(1 for e in events if e.recovered),
                 "answer": markdown(answer) if answer else None,
