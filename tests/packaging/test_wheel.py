@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+from lhbench.store import Store
+
 ROOT = Path(__file__).resolve().parents[2]
 
 pytestmark = pytest.mark.skipif(shutil.which("uv") is None, reason="uv is not installed")
@@ -36,7 +38,7 @@ def _clean_env(home: Path) -> dict[str, str]:
     return env
 
 
-def test_wheel_installs_and_runs_the_demo_and_the_web_app(tmp_path: Path) -> None:
+def test_wheel_installs_and_runs_the_demo_twice_and_the_web_app(tmp_path: Path) -> None:
     dist, venv, work = tmp_path / "dist", tmp_path / "venv", tmp_path / "work"
     work.mkdir()
     env = _clean_env(tmp_path)
@@ -62,13 +64,7 @@ def test_wheel_installs_and_runs_the_demo_and_the_web_app(tmp_path: Path) -> Non
     assert where.startswith(str(venv)) and not where.startswith(str(ROOT))
     lhbench = str(venv / "bin" / "lhbench")
 
-    demo = subprocess.run(
-        [lhbench, "demo"], capture_output=True, text=True, cwd=work, env=env, timeout=900
-    )
-    assert demo.returncode == 0, demo.stderr[-3000:]
-    assert "local model stub answers every model request" in demo.stdout
-    assert (work / ".lhbench" / "report" / "report.html").is_file()
-    assert "Ablation by skill" in (work / ".lhbench" / "report" / "report.md").read_text()
+    _demo_runs_twice(lhbench, work, env)
 
     port = _free_port()
     server = subprocess.Popen(
@@ -97,3 +93,39 @@ def test_wheel_installs_and_runs_the_demo_and_the_web_app(tmp_path: Path) -> Non
     finally:
         server.terminate()
         server.wait(timeout=30)
+
+
+def _demo_runs_twice(lhbench: str, work: Path, env: dict[str, str]) -> None:
+    """``lhbench demo`` on the defaults runs every pillar; run again, it finds all stored.
+
+    Here rather than from the checkout: the installed package must carry all it reads.
+    """
+
+    def demo() -> str:
+        ran = subprocess.run(
+            [lhbench, "demo"], capture_output=True, text=True, cwd=work, env=env, timeout=900
+        )
+        assert ran.returncode == 0, ran.stderr[-3000:]
+        return ran.stdout
+
+    out = demo()
+    assert "lhbench-rubrics" in out and "figma-to-code-v1.1" in out
+    # no model configured: it says the stub answered, and that its numbers are placeholders
+    assert "local model stub answers every model request" in out and "placeholders" in out
+    # every pillar ran: 12 agent runs checked, 2 tiers x 12 runs x 3 judges, pairwise, AJ
+    assert out.count("run: planned 4 · skipped 0 (stored) · done 4 · failed 0") == 3
+    assert out.count("grade: planned 36 · skipped 0 (stored) · done 36 · failed 0") == 2
+    assert "pairwise: planned 8 · skipped 0 (stored) · done 8 · failed 0" in out
+    assert "verify: planned 48 · skipped 0 (stored) · done 48 · failed 0" in out  # AJ fixtures
+    assert out.count("judge-states: planned 48 · skipped 0 (stored) · done 48 · failed 0") == 2
+    assert (work / ".lhbench" / "report" / "report.html").is_file()
+    report = (work / ".lhbench" / "report" / "report.md").read_text()
+    assert "placeholders" in report and "Ablation by skill" in report
+    with Store.open(f"sqlite:///{work / '.lhbench' / 'lhbench.db'}") as store:
+        labels = [lab for lab in store.list_labels() if lab.run_id.startswith("aj-ds-mini--")]
+        assert sum(lab.passed is True for lab in labels) == 24
+        assert sum(lab.passed is False for lab in labels) == 24
+    # the same command again finds everything stored and makes no model call
+    again = demo()
+    assert " done 0 · failed 0" in again and " done 4" not in again
+    assert "done 36" not in again and "done 48" not in again

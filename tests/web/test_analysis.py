@@ -40,7 +40,14 @@ from lhbench.schema import (
     grade_key,
 )
 from lhbench.store import Store
-from lhbench.web.analysis import analyse, gc_paused, parse_group_by, rank_by_ci, sort_agents
+from lhbench.web.analysis import (
+    analyse,
+    gc_paused,
+    parse_group_by,
+    rank_by_ci,
+    settle_heap,
+    sort_agents,
+)
 from tests.web.conftest import ARENA_TASK, PASSWORD, Served, run_id
 
 
@@ -317,3 +324,21 @@ def test_the_cached_analysis_is_out_of_the_collectors_way(store: Store) -> None:
     del cycle
     analyse(store)  # the next analysis gives the frozen objects back and collects
     assert ref() is None
+
+
+def test_settle_heap_collects_cycles_that_died_while_frozen() -> None:
+    class Node:
+        other: Node
+
+    a, b = Node(), Node()
+    a.other, b.other = b, a
+    dead = weakref.ref(a)
+    gc.freeze()  # as an analysis leaves its summary: never walked by the collector
+    try:
+        del a, b
+        gc.collect()
+        assert dead() is not None  # the frozen cycle is out of the collector's sight
+        settle_heap()
+        assert dead() is None and gc.get_freeze_count() == 0
+    finally:
+        gc.unfreeze()
