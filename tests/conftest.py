@@ -92,6 +92,22 @@ def _pg_database() -> Iterator[str]:
         admin.dispose()
 
 
+@pytest.fixture(autouse=True)
+def _no_whole_heap_collection(monkeypatch: pytest.MonkeyPatch) -> None:
+    """In-process summaries skip ``settle_heap``'s collection of the whole heap.
+
+    A summary first unfreezes and collects every object an earlier one froze; in a test
+    worker that is every earlier test's heap, and it was most of the time of the tests
+    that make fresh apps after each write (test_saved_summary, test_incremental: 3-4x
+    their time alone). The figures never depend on it; its one job, finding the cycles
+    that died while frozen, is tested on its own
+    (test_analysis.py::test_the_cached_analysis_is_out_of_the_collectors_way).
+    """
+    from lhbench.web import analysis
+
+    monkeypatch.setattr(analysis, "settle_heap", lambda: None)
+
+
 @pytest.fixture(params=["sqlite", "postgresql"])
 def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
     """A URL for an empty database on each backend."""

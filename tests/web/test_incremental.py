@@ -38,7 +38,6 @@ from lhbench.schema import (
     verdict_key,
 )
 from lhbench.store import Store
-from lhbench.web import analysis as analysis_module
 from lhbench.web.analysis import Analysis, analyse, refresh
 from lhbench.web.app import create_app
 from tests.conftest import PG_URL, _pg_database
@@ -238,10 +237,6 @@ def _check(store: Store, tmp: Path, seed_: int) -> None:
     rng.shuffle(writes)
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(Store, "grade_summary", counted)
-        # each fresh app's analysis would first collect the whole heap (settle_heap, tested
-        # in test_analysis): in a test worker that is every earlier test's objects, most of
-        # this test's time; what is compared here is figures, which it never changes
-        mp.setattr(analysis_module, "settle_heap", lambda: None)
         for write in writes:
             write(store, rng)
             before = len(fulls)

@@ -2,9 +2,9 @@
 
 Every shown step is on the page: its anchor, its role and kind (the block's actor and
 title), and its content, escaped. Hostile content (markup, template syntax, NUL) is shown
-as text, never interpreted. Blocks past the page's window are counted, and shown a
-window further on (``?start=``) or all at once (``?all=true``). Written once through the store's row path and once through importers'
-flat rows: both read back to the same page.
+as text, never interpreted. Blocks past the page's window are counted, and shown a window
+further on (``?start=``) or all at once (``?all=true``). Written once through the store's
+row path and once through importers' flat rows: both read back to the same page.
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ from lhbench.schema import Role, Run, RunStatus, Step, StepKind, StepView, Traje
 from lhbench.stats import run_failures
 from lhbench.store import Store
 from lhbench.web import add_user, create_app, run_pages
-from lhbench.web.render import fold_transcript
 from lhbench.web.auth import LoginPolicy
+from lhbench.web.render import fold_transcript
 from tests.web.conftest import settings
 
 PAIRS = 30
@@ -189,9 +189,11 @@ def test_many_step_page_shows_every_step_escaped(
     # each block's own anchor, the errors' recovery links, one of them to the next window
     assert links > n_blocks and f'href="?start={limit}#step-' in page
     # the page's rows are the steps as written, field for field
-    assert store.step_views("rows") == store.step_views("flat") == [
-        StepView(*(getattr(x, f) for f in StepView._fields)) for x in steps
-    ]
+    assert (
+        store.step_views("rows")
+        == store.step_views("flat")
+        == [StepView(*(getattr(x, f) for f in StepView._fields)) for x in steps]
+    )
     # a start past the end or before the first block: the last and the first window
     assert _anchors(_page(c, "rows", "?start=100000")) == shown[-1]
     assert _anchors(_page(c, "rows", f"?start={limit + 1}")) == shown[1]
