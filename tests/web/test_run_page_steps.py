@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import fields
 from datetime import UTC, datetime
 from html import escape
 from pathlib import Path
@@ -192,7 +193,7 @@ def test_many_step_page_shows_every_step_escaped(
     assert (
         store.step_views("rows")
         == store.step_views("flat")
-        == [StepView(*(getattr(x, f) for f in StepView._fields)) for x in steps]
+        == [StepView(*(getattr(x, f.name) for f in fields(StepView))) for x in steps]
     )
     # a start past the end or before the first block: the last and the first window
     assert _anchors(_page(c, "rows", "?start=100000")) == shown[-1]

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
-from typing import Any, Literal, NamedTuple
+from typing import Any, Literal
 
 import orjson
 from pydantic import (
@@ -286,12 +287,14 @@ def step_from_row(row: Sequence[Any], loads: Callable[[Any], Any] = orjson.loads
     )
 
 
-class StepView(NamedTuple):
+@dataclass(slots=True)
+class StepView:
     """A stored step as a transcript page shows it: the fields read, nothing validated.
 
     The store validated every step as a :class:`Step` when it was written; a page that
-    shows 5,000 of them reads them back as plain tuples (a third of the time of building
+    shows 5,000 of them reads them back as plain objects (a third of the time of building
     5,000 models, which was most of the page). Timestamps, usage and metadata are not read.
+    Read-only by contract (a frozen dataclass costs more to make).
     """
 
     index: int
