@@ -18,10 +18,13 @@ from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
+from sqlalchemy import text as sql_text
 
+from lhbench.errors import StoreError
 from lhbench.schema import Role, Run, RunStatus, Step, StepKind, StepView, Trajectory
 from lhbench.stats import run_failures
 from lhbench.store import Store
+from lhbench.store import runs as runs_module
 from lhbench.web import add_user, create_app, run_pages
 from lhbench.web.auth import LoginPolicy
 from lhbench.web.render import fold_transcript
@@ -195,6 +198,10 @@ def test_many_step_page_shows_every_step_escaped(
         == store.step_views("flat")
         == [StepView(*(getattr(x, f.name) for f in fields(StepView))) for x in steps]
     )
+    if nul:  # SQLite: what it cannot give as one JSON array is read row by row, the same
+        as_json = store.step_views("rows")
+        monkeypatch.setattr(runs_module, "_STEPS_AS_JSON", "SELECT no_such_function(1)")
+        assert store.step_views("rows") == as_json
     # a start past the end or before the first block: the last and the first window
     assert _anchors(_page(c, "rows", "?start=100000")) == shown[-1]
     assert _anchors(_page(c, "rows", f"?start={limit + 1}")) == shown[1]
@@ -209,3 +216,12 @@ def test_many_step_page_shows_every_step_escaped(
         assert "{% if true %}jinja{% endif %}" in p
     assert ("nul\x00byte" in whole) == nul
     assert f"{len(steps)} steps" in page
+
+
+def test_a_step_of_an_unknown_kind_is_a_store_error_naming_the_run(store: Store) -> None:
+    store.save_run(_run("odd"))
+    store.save_trajectory(Trajectory(run_id="odd", steps=_steps(["x"])[:3]))
+    with store.engine.begin() as conn:
+        conn.execute(sql_text("UPDATE steps SET kind = 'mystery' WHERE run_id = 'odd' AND idx = 1"))
+    with pytest.raises(StoreError, match=r"run 'odd'.*'mystery'"):
+        store.step_views("odd")
