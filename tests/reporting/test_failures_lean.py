@@ -21,9 +21,9 @@ from sqlalchemy import event
 
 from lhbench.reporting import ReportData, failures_section
 from lhbench.reporting.tables import Section
-from lhbench.schema import Role, Step, StepKind, Trajectory
+from lhbench.schema import Role, Step, StepKind, StepView, Trajectory
 from lhbench.stats import agent_table, error_events, run_failures, type_table
-from lhbench.store import ErrorStep, LabelFact, ReportRun, Store
+from lhbench.store import LabelFact, ReportRun, Store
 from tests.factories import make_run, random_error_steps
 
 BY = ["harness", "model"]
@@ -131,7 +131,7 @@ def test_only_runs_that_may_hold_an_error_are_read_and_no_step_model_is_built(
         def spying(run_ids: Any) -> Any:
             for rid, steps in load(run_ids):
                 read.append(rid)
-                assert all(isinstance(s, ErrorStep) for s in steps)
+                assert all(isinstance(s, StepView) for s in steps)
                 yield rid, steps
 
         lean.load_error_steps = spying

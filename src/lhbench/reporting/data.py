@@ -35,13 +35,13 @@ from lhbench.schema import (
     PreferenceVote,
     Rubric,
     Run,
+    StepView,
     Task,
     Trajectory,
     Verdict,
 )
 from lhbench.stats import PanelAgreement
 from lhbench.store import (
-    ErrorStep,
     GradeColumns,
     JudgeName,
     LabelFact,
@@ -570,7 +570,7 @@ class ReportData:
     all_lean_grades: GradeColumns | None = None
     lean_current: NDArray[np.bool_] | None = None
     # the lean load: each run's steps that can hold an error (the store's), and step counts
-    load_error_steps: Callable[[Sequence[str]], Iterator[tuple[str, list[ErrorStep]]]] | None = None
+    load_error_steps: Callable[[Sequence[str]], Iterator[tuple[str, list[StepView]]]] | None = None
     load_step_counts: Callable[[Sequence[str]], dict[str, StepTally]] | None = None
     # the lean load: verdicts as the AJ tables read them, ``verdicts`` left empty
     lean_verdicts: list[VerdictDetail] | None = None

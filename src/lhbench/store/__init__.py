@@ -6,7 +6,6 @@ from lhbench._lazy import lazy_names
 from lhbench.store.accounts import SessionRecord, UserRecord
 from lhbench.store.aggregates import (
     CellKey,
-    ErrorStep,
     GradeCombo,
     GradeSummary,
     JudgeFact,
@@ -35,7 +34,6 @@ __all__ = [
     "AnnotationVersion",
     "CellKey",
     "ComparisonRecord",
-    "ErrorStep",
     "GradeColumns",
     "GradeCombo",
     "GradeRunRow",

@@ -48,8 +48,10 @@ from lhbench.schema import (
     GradeStatus,
     JudgeIdentity,
     JudgeKind,
+    Role,
     RunStatus,
     StepKind,
+    StepView,
     TierKind,
     failure_kind_of,
 )
@@ -89,7 +91,6 @@ __all__ = [
     "CELL_TOTAL_SQ",
     "AggregateStore",
     "CellKey",
-    "ErrorStep",
     "GradeCombo",
     "GradeSummary",
     "JudgeFact",
@@ -785,11 +786,11 @@ class AggregateStore(RunStore):
                     _metadata(meta),
                 )
 
-    def iter_error_steps(self, run_ids: Sequence[str]) -> Iterator[tuple[str, list[ErrorStep]]]:
+    def iter_error_steps(self, run_ids: Sequence[str]) -> Iterator[tuple[str, list[StepView]]]:
         """Per run of ``run_ids`` (in order), its steps that can hold or answer an error.
 
         Tool calls, tool results, errors and hooks, in order (messages and thinking never
-        do), as :class:`ErrorStep`: the fields the failure taxonomy reads, no model (a
+        do), as :class:`StepView`: the fields the failure taxonomy reads, no model (a
         pydantic ``Step.model_construct`` looks up every default field's default, most of
         a report's time at 400,000 steps). Tool inputs decoded once per distinct text, a
         slice of runs per query: a report walks 600,000 steps in bounded memory.
@@ -801,6 +802,8 @@ class AggregateStore(RunStore):
         t = StepRow.__table__.c
         stmt = select(
             t.run_id,
+            t.idx,
+            t.role,
             t.kind,
             t.content,
             t.tool_name,
@@ -812,21 +815,23 @@ class AggregateStore(RunStore):
         )
         with self.engine.connect() as conn:
             for part in chunks(list(run_ids)):
-                by_run: dict[str, list[ErrorStep]] = {r: [] for r in part}
+                by_run: dict[str, list[StepView]] = {r: [] for r in part}
                 rows = conn.execute(
                     stmt.where(t.run_id.in_(part), t.kind.in_(kinds)).order_by(t.run_id, t.idx)
                 )
                 for row in rows:
                     by_run[row[0]].append(
-                        ErrorStep(
-                            _enum(StepKind, row[1]),
-                            row[2],
-                            row[3],
+                        StepView(
+                            row[1],
+                            _enum(Role, row[2]),
+                            _enum(StepKind, row[3]),
                             row[4],
-                            _json_text(row[5]),
+                            row[5],
                             row[6],
-                            bool(row[7]),
+                            _json_text(row[7]),
                             row[8],
+                            bool(row[9]),
+                            row[10],
                         )
                     )
                 for rid in part:
@@ -1310,22 +1315,6 @@ class _PatternCoding:
 def _metadata(text: str | None) -> dict[str, Any]:
     # most runs' metadata is one of a few texts ("{}"): each decoded once
     return dict(orjson.loads(text)) if text else {}
-
-
-class ErrorStep(NamedTuple):
-    """A step's fields the failure taxonomy reads (:meth:`AggregateStore.iter_error_steps`).
-
-    A plain tuple, not a ``Step``: a report builds one per tool call and result.
-    """
-
-    kind: StepKind
-    content: str
-    tool_name: str | None
-    tool_call_id: str | None
-    tool_input: dict[str, Any] | None
-    tool_output: str | None
-    is_error: bool
-    exit_code: int | None
 
 
 class StepTally(NamedTuple):
