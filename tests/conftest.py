@@ -138,14 +138,15 @@ def pg_url() -> Iterator[str]:
 
 
 # Modules whose tests take longest, in seconds summed over their tests (measured on the
-# shared 2-core machine at load ~10, 2026-11-27: `pytest -n 2 --durations`; only the order
-# matters). They run first: see pytest_collection_modifyitems. A module renamed here fails
-# the collection, so the list cannot go stale silently.
+# shared 2-core machine at load ~10, 2026-11-27: `pytest -n 2 --durations`; the web modules'
+# and the demo's revised 2026-11-28; only the order matters). They run first: see
+# pytest_collection_modifyitems. A module renamed here fails the collection, so the list
+# cannot go stale silently.
 SLOW_MODULES = {
-    "tests/web/test_incremental.py": 480,  # PostgreSQL and SQLite analyses compared
+    "tests/web/test_incremental.py": 60,  # PostgreSQL and SQLite analyses compared
+    "tests/web/test_saved_summary.py": 90,  # a restart's summary against a fresh one
     "tests/security/test_web_pages.py": 330,  # hostile pages in Chromium
-    "tests/cli/test_cli.py": 330,  # the demo, twice, as a subprocess
-    "tests/packaging/test_wheel.py": 220,  # build, install, demo and web app from the wheel
+    "tests/packaging/test_wheel.py": 220,  # build, install, the demo twice, web app
     "tests/aj/test_gui_domain.py": 200,  # office documents rendered in the sandbox
     "tests/harness/test_ray_cluster.py": 190,  # a head and two worker nodes, one killed
     "tests/harness/test_resume_and_executors.py": 180,  # a killed run; local vs Ray
