@@ -207,6 +207,11 @@ def test_many_step_page_shows_every_step_escaped(
     assert _anchors(_page(c, "rows", f"?start={limit + 1}")) == shown[1]
     assert _anchors(_page(c, "rows", "?start=-7")) == shown[0]
     assert c.get("/runs/rows?start=x").status_code == 400
+    # a run without steps, asked for a window past its end: the empty first one
+    store.save_run(_run("empty"))
+    empty = _page(c, "empty", f"?start={limit}")
+    assert "No steps stored for this run." in empty and "Blocks " not in empty
+    assert _anchors(empty) == [] and "?start=-" not in empty
     # hostile content is text: no script element, no template evaluated
     for p in (page, whole):
         assert "<script>window.__xss" not in p

@@ -126,7 +126,7 @@ def run_page(
             steps, events, render=None if all else range(start, start + MAX_BLOCKS)
         )
         if start and start >= len(blocks):  # past the end: the last window
-            start = (len(blocks) - 1) // MAX_BLOCKS * MAX_BLOCKS
+            start = max(0, len(blocks) - 1) // MAX_BLOCKS * MAX_BLOCKS
             blocks = fold_transcript(steps, events, render=range(start, start + MAX_BLOCKS))
         n_blocks = len(blocks)
         window = range(n_blocks) if all else range(start, min(n_blocks, start + MAX_BLOCKS))
