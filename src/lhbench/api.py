@@ -30,6 +30,7 @@ import contextlib
 import functools
 import inspect
 import os
+import time
 from collections.abc import Awaitable, Callable, Coroutine, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -443,6 +444,7 @@ async def grade_async(o: GradeOptions, store: Store, settings: Settings) -> Grad
             address=o.ray_address or (settings.ray_address if o.executor == "ray" else None),
         )
         remote = ex if isinstance(ex, RayExecutor) else None
+    looked_up = 0.0  # seconds finding the runs whose grades are all stored (lean)
     pool = ModelPool(store if o.use_cache else None)
     wrapped = dict(o.judge_models or {})
     async with pool.session(), contextlib.AsyncExitStack() as stack:
@@ -457,10 +459,13 @@ async def grade_async(o: GradeOptions, store: Store, settings: Settings) -> Grad
             complete = None
             models = runs
             if lean:  # the runs with every grade stored ok are counted, not built
+                # part of the job's time: its stored lookup, moved here from the job
+                looked_up = time.monotonic()
                 ids_in = {r.id for r in runs}
                 rows = _panel_rows(store, rub, tier_obj, rjudges, o.repeats, pack_id)
                 complete = ids_in & complete_runs(rows, len(_judge_keys(rjudges)) * o.repeats)
                 models = store.pack_runs_in(pack_id, ids_in - complete)
+                looked_up = time.monotonic() - looked_up
             job = GradeJob(
                 store,
                 models,
@@ -480,6 +485,7 @@ async def grade_async(o: GradeOptions, store: Store, settings: Settings) -> Grad
             concurrency=o.concurrency,
             retry_errors=o.retry_errors,
         )
+    summary.seconds += looked_up
     graded = runs if lean else [_run_fact(r) for r in runs]
     if lean:
         runs = job.runs
