@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -139,3 +140,42 @@ def test_a_closed_session_runs_the_command_in_a_sandbox_of_its_own(tmp_path: Pat
     assert res.backend == "bubblewrap" and s.started <= 1
     ok = s.run(["/bin/sh", "-c", f"echo x > {state}/f"], limits=LIMITS, write=[state])
     assert ok.returncode == 0 and (state / "f").exists()
+
+
+@needs_session
+def test_a_runs_sandbox_closes_in_the_background_and_close_waits_for_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """end_session hands the close (~10 ms) to a thread; the provider's close waits for it."""
+    from lhbench.config import Settings
+    from lhbench.jobs import FixtureJob, StateProvider, resolve_pack, run_job
+    from lhbench.store import Store
+
+    store = Store.open(f"sqlite:///{tmp_path / 's.db'}")
+    pack = resolve_pack("aj-ds-mini", Settings(home=tmp_path), store)
+    asyncio.run(run_job(FixtureJob(store, pack)))
+    run = store.list_runs(pack_id=pack.pack.id)[0]
+    real_close = SandboxSession.close
+    closed: list[float] = []
+
+    def slow_close(self: SandboxSession) -> None:
+        time.sleep(0.5)
+        real_close(self)
+        closed.append(time.monotonic())
+
+    monkeypatch.setattr(SandboxSession, "close", slow_close)
+    provider = StateProvider(store, pack, tmp_path / "w")
+    session = provider.session(run)
+    assert session is not None
+    session.run(["/bin/true"], limits=LIMITS)
+    t0 = time.monotonic()
+    provider.end_session(run.id)
+    assert time.monotonic() - t0 < 0.25 and not closed  # not waited for here
+    # the run's sandbox is no longer handed out: a later use builds another
+    again = provider.session(run)
+    assert again is not None and again is not session
+    provider.close()
+    done = time.monotonic()
+    assert len(closed) == 2 and max(closed) <= done  # both closed when close() returned
+    assert session.closed and again.closed
+    store.close()

@@ -106,6 +106,9 @@ class StateProvider:
         self.max_sessions = 8
         self._sessions: OrderedDict[str, SandboxSession] = OrderedDict()
         self._sessions_lock = threading.Lock()
+        # sandboxes closing in the background (a run's, after its last check): waited for
+        # by close()
+        self._closing: list[threading.Thread] = []
 
     def session(self, run: Run) -> SandboxSession | None:
         """The run's own sandbox for its replay and checks (started on first use).
@@ -143,23 +146,38 @@ class StateProvider:
             while len(self._sessions) > self.max_sessions:
                 _, old = self._sessions.popitem(last=False)
                 # closing waits for a command in flight: not on this thread
-                threading.Thread(target=old.close, daemon=True).start()
+                self._close_later(old)
             return made
 
+    def _close_later(self, session: SandboxSession) -> None:
+        # on a thread of its own; called with the sessions lock held
+        self._closing = [t for t in self._closing if t.is_alive()]
+        closing = threading.Thread(target=session.close, name="lhbench-sandbox-close", daemon=True)
+        closing.start()
+        self._closing.append(closing)
+
     def end_session(self, run_id: str) -> None:
-        """Close a run's sandbox (its checks are done)."""
+        """Close a run's sandbox (its checks are done), in the background.
+
+        Its commands have ended; what is left is stopping its worker and releasing its
+        cgroups and files (~10 ms), which the run's result need not wait for.
+        :meth:`close` waits for it.
+        """
         with self._sessions_lock:
             made = self._sessions.pop(run_id, None)
-        if made is not None:
-            made.close()
+            if made is not None:
+                self._close_later(made)
 
     def close(self) -> None:
-        """Close every run's sandbox."""
+        """Close every run's sandbox, and wait for those closing in the background."""
         with self._sessions_lock:
             made, self._sessions = list(self._sessions.values()), OrderedDict()
+            closing, self._closing = self._closing, []
         for s in made:
             with contextlib.suppress(Exception):
                 s.close()
+        for t in closing:
+            t.join()
 
     def task(self, run: Run) -> Task | None:
         """The run's task in the pack's current content."""
