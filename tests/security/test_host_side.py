@@ -9,6 +9,7 @@ given a planted link, a huge file or a forged field.
 from __future__ import annotations
 
 import json
+import marshal
 import os
 import socket
 import stat
@@ -221,6 +222,10 @@ def test_the_host_side_launcher_gets_none_of_the_sandboxs_environment(tmp_path: 
     try:
         assert prepared.env == {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}
         assert not any(CANARY in a or "evil.so" in a for a in prepared.argv)  # not in ps
+        # nor in the launcher's configuration, which the command line carries encoded
+        config = marshal.loads(bytes.fromhex(prepared.argv[prepared.argv.index("-c") + 2]))
+        assert set(config) >= {"cgroups", "args", "stage", "seccomp"}
+        assert CANARY not in repr(config) and "evil.so" not in repr(config)
     finally:
         prepared.close()
 

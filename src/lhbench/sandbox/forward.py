@@ -18,32 +18,9 @@ import threading
 from pathlib import Path
 
 from lhbench.sandbox.pg_gate import PgAccess, PgGate
+from lhbench.sandbox.relay import pipe
 
 __all__ = ["Forwarder", "pipe"]
-
-_BUF = 1 << 16
-
-
-def pipe(a: socket.socket, b: socket.socket) -> None:
-    """Copy bytes both ways between two sockets until either side closes."""
-
-    def one_way(src: socket.socket, dst: socket.socket) -> None:
-        try:
-            while data := src.recv(_BUF):
-                dst.sendall(data)
-        except OSError:
-            pass
-        finally:
-            with contextlib.suppress(OSError):
-                dst.shutdown(socket.SHUT_WR)
-
-    t = threading.Thread(target=one_way, args=(b, a), daemon=True)
-    t.start()
-    one_way(a, b)
-    t.join()
-    for s in (a, b):
-        with contextlib.suppress(OSError):
-            s.close()
 
 
 class Forwarder:
