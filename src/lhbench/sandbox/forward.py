@@ -72,6 +72,13 @@ class Forwarder:
 
     def __exit__(self, *exc: object) -> None:
         self._stop.set()
+        if self._thread is not None and self._thread.is_alive():
+            # a connection of our own wakes the accept at once: the loop used to notice
+            # the stop only at its next 0.2 s timeout, which every networked sandbox's
+            # close waited for (never blocking: with a full backlog, the timeout still ends it)
+            with contextlib.suppress(OSError), socket.socket(socket.AF_UNIX) as waker:
+                waker.setblocking(False)
+                waker.connect(str(self.path))
         if self._thread is not None:
             self._thread.join(timeout=5)
         if self._server is not None:
@@ -87,6 +94,9 @@ class Forwarder:
             except TimeoutError:
                 continue
             except OSError:
+                return
+            if self._stop.is_set():  # the waker of __exit__, or a client too late
+                client.close()
                 return
             if not self._slots.acquire(blocking=False):
                 self.refused += 1
