@@ -138,16 +138,20 @@ class Timed:
 
     def __init__(self) -> None:
         self.rounds: list[list[tuple[str, float]]] = []
+        # per round, what no trajectory's figure holds (the last sandboxes' close)
+        self.tails: list[float] = []
 
     def new_round(self) -> None:
         self.rounds.append([])
+        self.tails.append(0.0)
 
     def add(self, kind: str, seconds: float) -> None:
         self.rounds[-1].append((kind, seconds))
 
     def totals(self) -> list[float]:
-        """A round's time: its trajectories one after the other."""
-        return [sum(t for _, t in r) for r in self.rounds]
+        """A round's time: its trajectories one after the other, and its tail."""
+        rounds = zip(self.rounds, self.tails, strict=True)
+        return [sum(t for _, t in r) + tail for r, tail in rounds]
 
     def each(self, kind: str | None = None) -> list[float]:
         return [t for r in self.rounds for k, t in r if kind is None or k == kind]
@@ -177,9 +181,7 @@ def measure(
                 # the last sandboxes' close (in the background) is the round's time too
                 t0 = time.perf_counter()
                 provider.close()
-                times.rounds[-1][-1:] = [
-                    (k, t + time.perf_counter() - t0) for k, t in times.rounds[-1][-1:]
-                ]
+                times.tails[-1] = time.perf_counter() - t0
 
         def floor_round() -> None:
             floors.new_round()
@@ -195,8 +197,7 @@ def measure(
             finals[it.run.id] = (ref.root, ref.db_url)
         made.close()
         floor_round()
-        times.rounds.clear()
-        floors.rounds.clear()
+        times, floors = Timed(), Timed()
         for r in range(rounds):
             if r % 2:
                 floor_round()

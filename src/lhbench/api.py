@@ -460,12 +460,12 @@ async def grade_async(o: GradeOptions, store: Store, settings: Settings) -> Grad
             models = runs
             if lean:  # the runs with every grade stored ok are counted, not built
                 # part of the job's time: its stored lookup, moved here from the job
-                looked_up = time.monotonic()
+                t0 = time.monotonic()
                 ids_in = {r.id for r in runs}
                 rows = _panel_rows(store, rub, tier_obj, rjudges, o.repeats, pack_id)
                 complete = ids_in & complete_runs(rows, len(_judge_keys(rjudges)) * o.repeats)
                 models = store.pack_runs_in(pack_id, ids_in - complete)
-                looked_up = time.monotonic() - looked_up
+                looked_up = time.monotonic() - t0
             job = GradeJob(
                 store,
                 models,
