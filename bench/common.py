@@ -68,8 +68,16 @@ def load_line(name: str, when: str = "start") -> str:
     )
 
 
-def alternate(sides: dict[str, Callable[[], T]], reps: int) -> dict[str, list[T]]:
-    """Run every side once per round, ``reps`` rounds, rotating who goes first each round."""
+def alternate(
+    sides: dict[str, Callable[[], T]],
+    reps: int,
+    between: Callable[[], object] | None = None,
+) -> dict[str, list[T]]:
+    """Run every side once per round, ``reps`` rounds, rotating who goes first each round.
+
+    ``between`` runs before every side (``settle``: the work a side left behind, such as a
+    database server's checkpoint, is not charged to the next side).
+    """
     if reps < 3:
         raise ValueError("at least 3 alternating repetitions")
     names = list(sides)
@@ -77,8 +85,43 @@ def alternate(sides: dict[str, Callable[[], T]], reps: int) -> dict[str, list[T]
     for r in range(reps):
         order = names[r % len(names) :] + names[: r % len(names)]
         for n in order:
+            if between is not None:
+                between()
             out[n].append(sides[n]())
     return out
+
+
+def _busy_ticks() -> tuple[int, int]:
+    # (busy, total) clock ticks of every core since boot, from /proc/stat's first line
+    with open("/proc/stat") as f:
+        fields = [int(x) for x in f.readline().split()[1:]]
+    idle = fields[3] + (fields[4] if len(fields) > 4 else 0)  # idle + iowait
+    total = sum(fields[:8])  # guest time is counted in user already
+    return total - idle, total
+
+
+def settle(quiet: float = 0.1, window: float = 0.25, limit: float = 15.0) -> float:
+    """Wait until the machine is quiet; the seconds waited.
+
+    Quiet: dirty pages written out (``sync``), then the machine's cores busy at most
+    ``quiet`` of a ``window`` (what this process does while it waits is counted too, and
+    is close to nothing). Gives up after ``limit`` seconds, so a machine that never goes
+    quiet still gets its figures, with the wait printed beside them. Without /proc/stat
+    (not Linux) only the sync.
+    """
+    start = time.perf_counter()
+    os.sync()
+    try:
+        busy, total = _busy_ticks()
+    except OSError:
+        return time.perf_counter() - start
+    while time.perf_counter() - start < limit:
+        time.sleep(window)
+        b, t = _busy_ticks()
+        if t > total and (b - busy) / (t - total) <= quiet:
+            break
+        busy, total = b, t
+    return time.perf_counter() - start
 
 
 def median(values: Sequence[float]) -> float:

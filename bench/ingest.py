@@ -35,6 +35,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -78,10 +79,10 @@ if mode == "pg-inline":  # each batch's COPY and commit on the reading thread, a
 # the wall time the reading thread waits for the previous batch's commit (or COPY)
 waited = [0.0]
 _wait = bulk.StepAppender._wait
-def timed_wait(self):
+def timed_wait(self, *args, **kw):
     t = time.perf_counter()
     try:
-        return _wait(self)
+        return _wait(self, *args, **kw)
     finally:
         waited[0] += time.perf_counter() - t
 bulk.StepAppender._wait = timed_wait
@@ -322,6 +323,35 @@ def _pg_clear(url: str) -> None:
         conn.exec_driver_sql("TRUNCATE runs, steps CASCADE")
 
 
+def _pg_settle(url: str, limit: float = 30.0) -> str | None:
+    """Empty the database and let the server finish what the last import left it to do.
+
+    A checkpoint writes the import's pages out now, and autovacuum's workers are waited
+    for, instead of either taking a core from the next round (whichever side it is). None,
+    or why the checkpoint could not be asked for (it needs superuser or pg_checkpoint).
+    """
+    from lhbench.store import Store
+
+    _pg_clear(url)
+    problem = None
+    with Store.open(url, migrate=False) as store, store.engine.connect() as conn:
+        try:
+            conn.exec_driver_sql("CHECKPOINT")
+        except Exception as exc:  # not allowed: the settle waits for a quiet machine only
+            problem = f"{type(exc).__name__}: {str(exc).splitlines()[0]}"
+            conn.rollback()
+        start = time.perf_counter()
+        while time.perf_counter() - start < limit:
+            workers = conn.exec_driver_sql(
+                "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'autovacuum worker'"
+            ).scalar()
+            conn.rollback()
+            if not workers:
+                break
+            time.sleep(0.1)
+    return problem
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="64 MB instead of --size")
@@ -366,7 +396,6 @@ def main() -> None:
         def postgres(mode: str) -> Callable[[], dict[str, object]]:
             def side() -> dict[str, object]:
                 assert args.pg_url
-                _pg_clear(args.pg_url)
                 out = run(IMPORT, str(src), args.pg_url, "claude-code", mode, str(work))
                 assert out["errors"] == [] and out["statuses"] == ["completed"], out
                 return out
@@ -381,7 +410,29 @@ def main() -> None:
         if args.pg_url:
             sides["PostgreSQL, one process (COPY)"] = postgres("one-process")
             sides["PostgreSQL, COPY inline (no thread)"] = postgres("pg-inline")
-        res = common.alternate(sides, max(3, args.reps))
+        settled: list[float] = []
+        problems: set[str] = set()
+
+        def between() -> None:
+            # each round starts on a quiet machine: the last one's leftovers (a database
+            # server's checkpoint and autovacuum, the kernel's write-back) are not charged
+            # to it, whichever side it is
+            t = time.perf_counter()
+            if args.pg_url:
+                problem = _pg_settle(args.pg_url)
+                if problem:
+                    problems.add(problem)
+            common.settle()
+            settled.append(time.perf_counter() - t)
+
+        res = common.alternate(sides, max(3, args.reps), between)
+        after_pg = ", after a PostgreSQL CHECKPOINT and autovacuum" if args.pg_url else ""
+        print(
+            f"between rounds: store emptied, then waited for a quiet machine (cores <= 10 % "
+            f"busy over 0.25 s{after_pg}): "
+            f"median {common.median(settled):.2f} s, at most {max(settled):.2f} s"
+            + (f"; the CHECKPOINT was refused ({'; '.join(sorted(problems))})" if problems else "")
+        )
         if args.pg_url:
             _pg_clear(args.pg_url)
         base = res["json.loads"]

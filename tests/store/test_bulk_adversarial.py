@@ -273,3 +273,44 @@ def test_a_reader_error_after_a_failed_writer_batch_leaves_a_prefix(
         idx = _indices(store, run.id)
         assert idx == list(range(len(idx))) and len(idx) < 12_345
         assert "disk on fire" in (run.error or "")
+
+
+@pytest.mark.parametrize("run_id", ["it's", "a'); DROP TABLE runs; --", "quote '' é 日本 \\ \""])
+def test_awkward_run_ids_go_through_the_writer_as_stored_in_process(
+    tmp_path: Path, run_id: str
+) -> None:
+    # the writer names the run by a SQLite literal in its statement's text
+    rows = _rows(300)
+    with Store.open(f"sqlite:///{tmp_path / 'v.db'}") as store:
+        assert _append_all(store, run_id, rows, 0, 100) == 3
+        assert _append_all(store, "inproc", rows, None, 100) == 0
+        assert _stored(store, run_id) == _stored(store, "inproc")
+        with store.engine.connect() as conn:
+            assert conn.exec_driver_sql("SELECT count(*) FROM runs").scalar() == 2
+
+
+def test_a_run_id_with_a_nul_stays_in_process(tmp_path: Path) -> None:
+    # a statement's text cannot hold a NUL: no literal, so no writer
+    with Store.open(f"sqlite:///{tmp_path / 'v.db'}") as store:
+        assert _append_all(store, "a\x00b", _rows(200), 0, 100) == 0
+        assert _indices(store, "a\x00b") == list(range(200))
+        assert _indices(store, "a") == []
+
+
+def test_a_run_deleted_while_the_writer_inserts_fails_its_next_batch(tmp_path: Path) -> None:
+    # the writer checks the run once per batch, under the batch's write lock: a step never
+    # outlives its run, as with SQLite's own check per row
+    rows = _rows(400)
+    with Store.open(f"sqlite:///{tmp_path / 'v.db'}") as store:
+        store.save_run(make_run("gone"))
+        out = store.step_appender("gone", writer_after_rows=0)
+        with pytest.raises(BatchWriteError, match="FOREIGN KEY constraint failed") as err:
+            out.append(rows[:200])
+            store.delete_run("gone")  # waits for the batch's lock, if it holds it
+            out.append(rows[200:])
+            out.close()
+        assert "gone" in str(err.value)
+        out.close(raise_errors=False)
+        assert _stored(store, "gone") == []
+        with store.engine.connect() as conn:
+            assert conn.exec_driver_sql("SELECT count(*) FROM steps").scalar() == 0

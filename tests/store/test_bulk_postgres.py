@@ -66,7 +66,9 @@ def _copy_waiting(store: Store) -> int:
         with store.engine.connect() as conn:
             pid = conn.exec_driver_sql(
                 "SELECT pid FROM pg_stat_activity WHERE datname = current_database() "
-                "AND state = 'active' AND starts_with(query, 'COPY steps')"
+                "AND state = 'active' AND starts_with(query, 'COPY steps') "
+                # asleep in the gate's loop: not an earlier batch's COPY, still running
+                "AND wait_event = 'PgSleep'"
             ).scalar()
         if pid is not None:
             return int(pid)
@@ -117,11 +119,13 @@ def test_a_refused_batch_is_raised_by_the_next_append_and_nothing_after_it_is_st
     out = pg.step_appender("bulk")
     for start in (0, 200, 400):  # the third batch (400..599) is refused in the server
         out.append(rows[start : start + 200])
+    # raised by an append at most two after it (two batches may be queued)
     with pytest.raises(BatchWriteError, match="disk on fire"):
         out.append(rows[600:800])
+        out.append(rows[800:900])
     assert out.failure is not None and "disk on fire" in out.failure
     with pytest.raises(BatchWriteError):  # no batch is taken after a failure
-        out.append(rows[800:])
+        out.append(rows[900:])
     out.close()
     assert [r[0] for r in _stored(pg, "bulk")] == list(range(400))
     # the last batch refused: close raises it
@@ -146,9 +150,11 @@ def test_a_killed_connection_is_raised_and_what_was_committed_stays_a_prefix(
         pid = _copy_waiting(pg)
         with pg.engine.connect() as conn:
             assert conn.exec_driver_sql(f"SELECT pg_terminate_backend({pid})").scalar()
+        # raised by an append at most two after it (two batches may be queued)
         with pytest.raises(BatchWriteError, match=r"(?i)terminat|connection|closed"):
             out.append(rows[200:300])
-        with pytest.raises(BatchWriteError):
+            out.append(rows[300:])
+        with pytest.raises(BatchWriteError):  # no batch is taken after a failure
             out.append(rows[300:])
         out.close()
     finally:
@@ -172,3 +178,39 @@ def test_many_small_batches_are_committed_one_transaction_each_in_order(pg: Stor
     # a transaction per batch of three, each later batch in a later transaction
     assert all(xids[i] == xids[i - i % 3] for i in range(1500))
     assert all(xids[i] < xids[i + 3] for i in range(0, 1497, 3))
+
+
+def test_a_batch_queued_behind_a_failed_one_is_never_sent(pg: Store) -> None:
+    # the second batch is held in the server, then refused; the third waits behind it on
+    # the COPY thread and must not be sent, though the connection is fine
+    rows = _plain_rows(400)
+    with pg.engine.begin() as conn:
+        conn.exec_driver_sql(
+            "CREATE FUNCTION gate_boom() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
+            "FOR i IN 1..200 LOOP "
+            f"IF pg_try_advisory_xact_lock_shared({_GATE}) THEN "
+            "RAISE EXCEPTION 'disk on fire'; END IF; "
+            "PERFORM pg_sleep(0.05); END LOOP; "
+            "RAISE EXCEPTION 'the gate stayed closed'; END $$"
+        )
+        conn.exec_driver_sql(
+            "CREATE TRIGGER gate_boom AFTER INSERT ON steps FOR EACH ROW "
+            "WHEN (NEW.idx = 150) EXECUTE FUNCTION gate_boom()"
+        )
+    holder = pg.engine.connect()
+    holder.exec_driver_sql(f"SELECT pg_advisory_lock({_GATE})")
+    holder.commit()
+    out = pg.step_appender("bulk")
+    try:
+        out.append(rows[:100])
+        out.append(rows[100:200])  # held at the gate
+        _copy_waiting(pg)
+        out.append(rows[200:300])  # the first committed; this one queued behind the held one
+        assert out.failure is None
+    finally:
+        _open_gate(holder)  # the held batch is refused now
+    with pytest.raises(BatchWriteError, match="disk on fire"):
+        out.close()
+    assert [r[0] for r in _stored(pg, "bulk")] == list(range(100))
+    pg.append_step_rows("bulk", rows[100:105])  # the connection went back to the pool usable
+    assert len(_stored(pg, "bulk")) == 105

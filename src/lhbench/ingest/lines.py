@@ -10,9 +10,11 @@ hashes), so the hash costs the parsing thread nothing.
 from __future__ import annotations
 
 import hashlib
+import io
+import itertools
 import queue
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
@@ -134,13 +136,18 @@ def _lines(
                     ctx.problem(lineno, f"line longer than {limit >> 20} MiB; skipped")
                     pending, pending_len, skipping = [], 0, True
                 continue
-            # the chunk's lines, the first completed by what came before (no copy of the
-            # whole chunk); the last piece is the start of a line not ended yet
-            parts = chunk.split(b"\n")
-            rest = parts.pop()
+            # the chunk's lines (each with its newline, which JSON reads as space), the
+            # first completed by what came before; what follows the last newline is the
+            # start of a line not ended yet. A BytesIO finds the ends with memchr: a
+            # split(b"\n") looks at every byte in a loop of its own (0.08-0.16 s of CPU
+            # for 200 MB, against 0.02 s)
+            body = io.BytesIO(chunk[: end + 1]) if end + 1 < len(chunk) else io.BytesIO(chunk)
+            rest = chunk[end + 1 :]
             if pending:
-                pending.append(parts[0])
-                parts[0] = b"".join(pending)
+                pending.append(body.readline())
+                parts: Iterable[bytes] = itertools.chain((b"".join(pending),), body)
+            else:
+                parts = body
             pending, pending_len = ([rest], len(rest)) if rest else ([], 0)
             for raw in parts:
                 lineno += 1

@@ -13,7 +13,14 @@ as a script (``python -I -S _step_writer.py``), without the package around it.
 The protocol on stdin: frames of an 8-byte little-endian length and a pickle. The first
 frame is the header ``{"db", "sql", "run_id", "ts_index"}``, each later one a list of rows
 (``schema.STEP_ROW`` order, timestamps as datetimes); a zero-length frame ends the stream.
+``sql`` inserts one row and names the run by a literal (``rows.sqlite_step_insert``): the
+rows are inserted as they arrive, their timestamps made text in place, nothing appended.
 The pipe is the parent's own: nothing else writes to it.
+
+The steps' foreign key to their run is checked once per batch instead of once per row:
+every row of a batch names the same run (the literal in ``sql``), the batch's transaction
+takes the write lock before the check (``BEGIN IMMEDIATE``), and no other connection can
+delete the run until it commits; SQLite's own check looked the run up again for each row.
 """
 
 from __future__ import annotations
@@ -37,6 +44,7 @@ __all__ = [
     "register_adapters",
     "sqlite_step_params",
     "sqlite_timestamp",
+    "timestamps_as_text",
     "write_frame",
 ]
 
@@ -46,6 +54,8 @@ _QUEUED = 2  # batches read ahead of the insert (each a few MiB)
 _CHECKPOINT_EVERY = 5  # commits between passive checkpoints (~25 000 rows)
 _CACHE_KIB = 16384  # a batch's pages stay in memory until its commit writes them
 _NULL: dict[None, None] = {}
+# the steps' foreign key, checked once per batch (see the module's docstring)
+_RUN_CHECK = "SELECT 1 FROM runs WHERE id = ?"
 
 
 def register_adapters() -> None:
@@ -68,14 +78,28 @@ def sqlite_timestamp(ts: datetime) -> str:
     return ts.astimezone(UTC).replace(tzinfo=None).isoformat(sep=" ")
 
 
-def sqlite_step_params(
-    run_id: str, rows: Iterable[Sequence[Any]], ts_index: int, *, in_place: bool = False
-) -> list[Any]:
-    """Flat step rows as SQLite parameters (timestamps as the naive UTC text SQLite keeps).
+def timestamps_as_text(rows: list[Any], ts_index: int) -> None:
+    """Each row's timestamp, in place, as the naive UTC text SQLite keeps (a tuple: a list).
 
     A timestamp is converted once however many rows share it (importers hand the same
-    object to every step of a line). ``in_place``: the rows are lists the caller gives up,
-    converted and extended where they are (no copy; tuples are copied).
+    object to every step of a line).
+    """
+    last: datetime | None = None
+    text: str | None = None
+    for i, r in enumerate(rows):
+        if type(r) is not list:
+            r = rows[i] = list(r)
+        ts = r[ts_index]
+        if ts is not last:
+            last = ts
+            text = None if ts is None else sqlite_timestamp(ts)
+        r[ts_index] = text
+
+
+def sqlite_step_params(run_id: str, rows: Iterable[Sequence[Any]], ts_index: int) -> list[Any]:
+    """Flat step rows as SQLite parameters (timestamps as the naive UTC text SQLite keeps).
+
+    New lists, ``run_id`` last; a timestamp is converted once however many rows share it.
     """
     out: list[Any] = []
     add = out.append
@@ -86,11 +110,6 @@ def sqlite_step_params(
         if ts is not last:
             last = ts
             text = None if ts is None else sqlite_timestamp(ts)
-        if in_place and type(r) is list:
-            r[ts_index] = text
-            r.append(run_id)
-            add(r)
-            continue
         p = [*r, run_id]
         p[ts_index] = text
         add(p)
@@ -163,7 +182,8 @@ def main() -> int:
     # mode=rw: a file that is not there is an error, never a new empty database
     uri = "file:" + urllib.parse.quote(db) + "?mode=rw"
     conn = sqlite3.connect(uri, uri=True, timeout=30, isolation_level=None)
-    conn.execute("PRAGMA foreign_keys=ON")
+    # the run's key is checked once per batch, under the batch's write lock (see above)
+    conn.execute("PRAGMA foreign_keys=OFF")
     conn.execute("PRAGMA synchronous=NORMAL")
     conn.execute("PRAGMA wal_autocheckpoint=0")  # checkpoints run on their own thread
     conn.execute(f"PRAGMA cache_size=-{_CACHE_KIB}")
@@ -180,11 +200,15 @@ def main() -> int:
                 return 0
             if isinstance(item, BaseException):
                 raise item
-            params = sqlite_step_params(run_id, pickle.loads(item), ts_index, in_place=True)
+            rows = pickle.loads(item)
             del item
-            conn.execute("BEGIN")
+            timestamps_as_text(rows, ts_index)
+            conn.execute("BEGIN IMMEDIATE")
             try:
-                conn.executemany(sql, params)
+                if conn.execute(_RUN_CHECK, (run_id,)).fetchone() is None:
+                    # what SQLite's own check says (the parent reports it as the batch's)
+                    raise sqlite3.IntegrityError("FOREIGN KEY constraint failed")
+                conn.executemany(sql, rows)
                 conn.execute("COMMIT")
             except BaseException:
                 if conn.in_transaction:

@@ -18,11 +18,16 @@ psycopg's C row formatter) and hands them to a second thread, which sends them, 
 the server to parse and insert them, and commits, while the importer parses the next
 batch; that thread holds the GIL only to hand libpq its buffers (0.1 s of CPU for 247k
 rows), and the server works in its own process, on the other core. As on SQLite, a batch
-is sent only once the previous one is committed, ``close`` waits for the last, and a
-failed batch (a row the server refuses, a lost connection) is raised by the next
-``append`` or by ``close``; nothing after it is sent. Inline, the importer waited for the
-server on every batch: 0.26 of the ``json.loads`` loop on wall, its 2.2 s of CPU and the
-server's 2.1 s adding up (docs/performance.md has the figures with the thread). Its
+is sent only once the previous one is committed, and ``close`` waits for the last. Two
+batches may wait for that thread (the one being sent and the next), so a slow batch in
+the server (a checkpoint, another client) does not stop the importer at once: with one,
+the importer waited 0.33-0.50 s per 200 MB import for commits while the server's CPU
+(2.1 s) was below its own. A failed batch (a row the server refuses, a lost connection)
+is raised by the first ``append`` after it is known (at most two later) or by ``close``;
+nothing after it is sent (the batch queued behind it is dropped unsent). Inline, the
+importer waited for the server on every batch: 0.26 of the ``json.loads`` loop on wall,
+its 2.2 s of CPU and the server's 2.1 s adding up (docs/performance.md has the figures
+with the thread). Its
 commits do not wait for the WAL to be synced (``synchronous_commit = off``, on this
 connection only, reset before it goes back to the pool): a commit waited 4-18 ms for the
 sync, with the server idle for this run, and the next batch waited for it. Nothing is
@@ -65,6 +70,8 @@ import os
 import subprocess
 import sys
 import tempfile
+import threading
+from collections import deque
 from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import IO, TYPE_CHECKING, Any, Self
@@ -72,7 +79,12 @@ from typing import IO, TYPE_CHECKING, Any, Self
 from lhbench.errors import StoreError
 from lhbench.store import _step_writer
 from lhbench.store.pg_copy import copy_batch, copy_data, step_copy_cursor
-from lhbench.store.rows import SQLITE_STEP_INSERT, TS_INDEX, sqlite_step_params
+from lhbench.store.rows import (
+    SQLITE_STEP_INSERT,
+    TS_INDEX,
+    sqlite_step_insert,
+    sqlite_step_params,
+)
 
 if TYPE_CHECKING:
     from lhbench.store.runs import RunStore
@@ -90,6 +102,9 @@ _DEFAULT_CACHE = -2000  # SQLite's default cache_size, restored before the conne
 WRITER_AFTER_ROWS = 10_000
 # PostgreSQL: work_mem of the COPY connection, reset before it goes back to the pool
 _COPY_WORK_MEM = "64MB"
+# PostgreSQL: batches handed to the COPY thread at most (the one being sent and the next):
+# the importer goes on building while the server works through a slow batch
+_COPIES_AHEAD = 2
 
 
 class BatchWriteError(StoreError):
@@ -115,6 +130,10 @@ class StepAppender:
         self._conn: Any = None  # the pooled DBAPI connection (SQLite, or psycopg's)
         self._pool: ThreadPoolExecutor | None = None
         self._pending: Future[None] | None = None
+        # PostgreSQL: batches handed to the COPY thread, not yet known committed (oldest
+        # first), and the flag that stops the ones queued behind a failed one
+        self._copies: deque[Future[None]] = deque()
+        self._copy_failed = threading.Event()
         self._ckpt_conn: Any = None  # the checkpoints' own pooled connection
         self._ckpt_pool: ThreadPoolExecutor | None = None
         self._ckpt: Future[Any] | None = None
@@ -140,7 +159,8 @@ class StepAppender:
         """Insert ``rows`` in a transaction of their own (committed in the background).
 
         ``rows`` is read until its batch is committed (on PostgreSQL a batch refused for a
-        NUL character is built again from it): do not change it before the next append.
+        NUL character is built again from it, and up to two batches are queued): do not
+        change it before the second append after this one, or before ``close``.
         """
         if not rows:
             return
@@ -200,11 +220,16 @@ class StepAppender:
             self._copy_cursors = (step_copy_cursor(raw), step_copy_cursor(raw))
             self._pool = ThreadPoolExecutor(1, thread_name_prefix="lhbench-copy")
         fmt, send = self._copy_cursors
-        data = copy_data(fmt, self._run_id, rows)  # built while the last batch is sent
-        self._wait()  # that batch committed (or raised): this one may go
+        data = copy_data(fmt, self._run_id, rows)  # built while earlier batches are sent
+        # at most _COPIES_AHEAD batches queued: the oldest committed (or raised) first
+        self._wait(keep=_COPIES_AHEAD - 1)
         assert self._pool is not None
         raw = self._conn.driver_connection
-        self._pending = self._pool.submit(copy_batch, raw, send, self._run_id, rows, data)
+        self._copies.append(
+            self._pool.submit(
+                _copy_unless_failed, self._copy_failed, raw, send, self._run_id, rows, data
+            )
+        )
 
     def _start_writer(self) -> None:
         self._wait()  # the batches committed in-process come first
@@ -223,6 +248,9 @@ class StepAppender:
         script = _step_writer.__file__
         if not db or not script or not os.path.isfile(script):
             return  # in-memory, or the package is not on disk as files (a zipapp): in-process
+        run = _run_literal(self._conn.driver_connection, self._run_id)
+        if run is None:
+            return  # an id SQLite cannot name in a statement's text: in-process
         # its stderr goes to a file, not a pipe, which could fill up; closed in _stop_writer
         self._proc_err = tempfile.TemporaryFile()  # noqa: SIM115
         try:
@@ -238,7 +266,7 @@ class StepAppender:
             return
         header = {
             "db": db,
-            "sql": SQLITE_STEP_INSERT,
+            "sql": sqlite_step_insert(run),
             "run_id": self._run_id,
             "ts_index": TS_INDEX,
         }
@@ -311,12 +339,28 @@ class StepAppender:
         """Why a batch was not stored (None while every batch was): nothing after it was."""
         return self._broken
 
-    def _wait(self) -> None:
+    def _wait(self, keep: int = 0) -> None:
+        """Wait for the last commit, and for PostgreSQL's queued COPYs until ``keep`` are left.
+
+        A failed batch is raised (``BatchWriteError``) by the first wait after it is known
+        (on PostgreSQL an append at most two later, or ``close``); the batches queued
+        behind it were not sent.
+        """
         pending, self._pending = self._pending, None
         if pending is not None:
             try:
                 pending.result()
             except Exception as exc:  # a failed commit: that batch is lost, and the next
+                self._fail(f"{type(exc).__name__}: {exc}", exc)
+        copies = self._copies
+        # the batches already done first (a failure is raised as soon as it is known), then
+        # the oldest waited for until at most ``keep`` are queued
+        while copies and (len(copies) > keep or copies[0].done()):
+            try:
+                copies.popleft().result()
+            except _NotSent:
+                continue  # behind a failed batch, which was (or is being) raised
+            except Exception as exc:
                 self._fail(f"{type(exc).__name__}: {exc}", exc)
 
     def close(self, *, raise_errors: bool = True) -> None:
@@ -376,6 +420,21 @@ class StepAppender:
             raise error
 
 
+class _NotSent(Exception):
+    """A batch queued behind a failed one: not sent (what is stored stays a prefix)."""
+
+
+def _copy_unless_failed(failed: threading.Event, *args: Any) -> None:
+    # the COPY thread's task: batches run in the order queued; after a failure none is sent
+    if failed.is_set():
+        raise _NotSent
+    try:
+        copy_batch(*args)
+    except BaseException:
+        failed.set()
+        raise
+
+
 def _in_memory(store: RunStore) -> bool:
     url = store.engine.url
     return url.database in (None, "", ":memory:") or url.query.get("mode") == "memory"
@@ -386,6 +445,17 @@ def _plain_file(store: RunStore) -> bool:
     url = store.engine.url
     db = url.database
     return bool(db) and db != ":memory:" and not (db or "").startswith("file:") and not url.query
+
+
+def _run_literal(raw: Any, run_id: str) -> str | None:
+    """The run's id as a SQLite literal (its own ``quote()``), if it reads back as the id."""
+    if "\x00" in run_id:  # a statement's text ends at a NUL
+        return None
+    (literal,) = raw.execute("SELECT quote(?)", (run_id,)).fetchone()
+    if type(literal) is not str:
+        return None
+    (same,) = raw.execute(f"SELECT {literal} IS ?", (run_id,)).fetchone()
+    return literal if same == 1 else None
 
 
 def _passive_checkpoint(raw: Any) -> Any:

@@ -20,6 +20,7 @@ __all__ = [
     "pg_step_params",
     "run_from",
     "run_row",
+    "sqlite_step_insert",
     "sqlite_step_params",
     "sqlite_timestamp",
     "step_record",
@@ -101,6 +102,18 @@ STEP_COLUMNS = _STEP_COLUMNS[:-1]
 SQLITE_STEP_INSERT = (
     f"INSERT INTO steps ({', '.join(_STEP_COLUMNS)}) VALUES ({', '.join('?' * len(_STEP_COLUMNS))})"
 )
+
+
+def sqlite_step_insert(run_literal: str) -> str:
+    """SQLITE_STEP_INSERT naming the run by ``run_literal``: rows bound without their run id.
+
+    ``run_literal`` is SQLite's own ``quote()`` of the id, checked to read back as the id
+    (``bulk._run_literal``).
+    """
+    values = ", ".join("?" * len(STEP_COLUMNS))
+    return f"INSERT INTO steps ({', '.join(_STEP_COLUMNS)}) VALUES ({values}, {run_literal})"
+
+
 _JSON_FIELDS = {STEP_ROW.index(f) for f in STEP_JSON_FIELDS}
 PG_STEP_INSERT = (
     f"INSERT INTO steps ({', '.join(_STEP_COLUMNS)}) VALUES ("
