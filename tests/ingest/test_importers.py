@@ -325,3 +325,60 @@ def test_unknown_format(tmp_path: Path) -> None:
     p.write_text('{"hello": 1}\n')
     with pytest.raises(TranscriptError, match="format not recognised"):
         detect_format(p)
+
+
+def test_claude_code_usage_sums_every_message_once_and_at_most_64_models(tmp_path: Path) -> None:
+    # 700 messages (more than the window of messages whose usage may still repeat), each
+    # on two lines repeating its usage, a new model every 7 messages (100 models), every
+    # third message a sub-agent's; the oracle sums the file's own numbers
+    lines = [{"type": "system", "subtype": "init", "session_id": "s", "model": "m-0"}]
+    want = {"main": [0, 0, 0, 0, 0], "sub": [0, 0, 0, 0, 0]}
+    per_model: dict[str, list[int]] = {}
+    for i in range(700):
+        model = f"m-{i // 7}"
+        usage = {
+            "input_tokens": i,
+            "output_tokens": 2 * i + 1,
+            "cache_read_input_tokens": 3 * i,
+            "cache_creation_input_tokens": i % 5,
+        }
+        counts = [i, 2 * i + 1, 3 * i, i % 5, 1]
+        sub = i % 3 == 0
+        for text in ("a", "b"):
+            line: dict = {
+                "type": "assistant",
+                "message": {
+                    "id": f"msg_{i}",
+                    "model": model,
+                    "role": "assistant",
+                    "content": [{"type": "text", "text": text}],
+                    "usage": usage,
+                },
+            }
+            if sub:
+                line["parent_tool_use_id"] = "toolu_parent"
+            lines.append(line)
+        side = want["sub" if sub else "main"]
+        for k in range(5):
+            side[k] += counts[k]
+        if model in per_model or len(per_model) < 64:
+            got = per_model.setdefault(model, [0, 0, 0, 0, 0])
+            for k in range(5):
+                got[k] += counts[k]
+    path = tmp_path / "usage.jsonl"
+    path.write_text("\n".join(json.dumps(x) for x in lines) + "\n")
+    _, _, [(info, steps)] = read("", fmt="claude-code", path=path)
+    assert len(steps) == 1400
+    total = [want["main"][k] + want["sub"][k] for k in range(5)]
+    u = info.usage
+    assert [
+        u.input_tokens,
+        u.output_tokens,
+        u.cache_read_tokens,
+        u.cache_write_tokens,
+        u.requests,
+    ] == total
+    assert list(info.model_usage) == list(per_model)  # the first 64, in the file's order
+    for model, m in info.model_usage.items():
+        got = [m.input_tokens, m.output_tokens, m.cache_read_tokens, m.cache_write_tokens]
+        assert got + [m.requests] == per_model[model]

@@ -36,7 +36,7 @@ from lhbench.ingest.builder import (
 from lhbench.ingest.roles import is_harness_text
 from lhbench.ingest.sessions import Item, LineSession, line_items
 from lhbench.ingest.steps import steps_into
-from lhbench.ingest.usage import Tally, Tokens
+from lhbench.ingest.usage import MAX_MODELS, Tally, Tokens
 from lhbench.ingest.values import (
     MAX_COUNT,
     Clock,
@@ -86,7 +86,11 @@ def read_claude_code(ctx: ImportContext, info: TranscriptInfo) -> Iterator[Step]
     return steps_into(info, claude_code_items(ctx))
 
 
-def _tally(ctx: ImportContext, u: dict[str, Any], what: str) -> Tally:
+# a message's usage: input, output, cache read, cache write tokens (one request)
+_Counts = tuple[int, int, int, int]
+
+
+def _tally(ctx: ImportContext, u: dict[str, Any], what: str) -> _Counts:
     """A message's usage (the common, well-formed case checked inline: it runs per message)."""
     i = u.get("input_tokens")
     o = u.get("output_tokens")
@@ -100,7 +104,7 @@ def _tally(ctx: ImportContext, u: dict[str, Any], what: str) -> Tally:
         cr = 0 if cr is None else as_count(ctx, cr, f"{what}.cache_read_input_tokens")
     if not (type(cw) is int and 0 <= cw <= MAX_COUNT):
         cw = 0 if cw is None else as_count(ctx, cw, f"{what}.cache_creation_input_tokens")
-    return Tally(i, o, cr, cw, requests=1)
+    return (i, o, cr, cw)
 
 
 class _ParentOrder:
@@ -169,7 +173,13 @@ class _Session(LineSession):
     def __init__(self, ctx: ImportContext, clock: Clock, order: _ParentOrder) -> None:
         super().__init__(ctx, clock, hold_results=True)
         self.order = order  # shared by the file's sessions: held lines go to the one they end
-        self.recent: OrderedDict[str, tuple[str | None, bool, Tally]] = OrderedDict()
+        # the last messages' usage by id (oldest first), which their next lines may repeat
+        self.recent: dict[str, tuple[str | None, bool, _Counts]] = {}
+        # settled messages summed in plain lists (input, output, cache read, cache write,
+        # requests): the main thread's, sub-agents', and per model (at most
+        # usage.MAX_MODELS, in the order first settled); Tallies once the session ends
+        self._sums: tuple[list[int], list[int]] = ([0] * 5, [0] * 5)
+        self._model_sums: dict[str, list[int]] = {}
         self.main = Tally()
         self.sub = Tally()
         self.result_usage: dict[str, Any] | None = None
@@ -297,21 +307,34 @@ class _Session(LineSession):
         if obj.get("error"):
             b.step(HARNESS, ERROR, as_text(obj["error"]), ts=ts, is_error=True, agent=agent)
 
-    def _usage(self, mid: str, model: str | None, sub: bool, t: Tally) -> None:
+    def _usage(self, mid: str, model: str | None, sub: bool, t: _Counts) -> None:
         # usage repeats on every line of a message: keep the latest, count it once
         recent = self.recent
         if mid in recent:
-            recent.move_to_end(mid)  # a new id is added at the end already
+            del recent[mid]  # to the end: it is the latest again
         recent[mid] = (model, sub, t)
         if len(recent) > _RECENT:
-            # the oldest message settled (``_settle``, inline: this runs once per message)
-            old_model, old_sub, old = recent.popitem(last=False)[1]
-            (self.sub if old_sub else self.main).add(old)
-            self.tokens.add_model(old_model, old)
+            self._settle(*recent.pop(next(iter(recent))))  # the oldest message settled
 
-    def _settle(self, model: str | None, sub: bool, t: Tally) -> None:
-        (self.sub if sub else self.main).add(t)
-        self.tokens.add_model(model, t)
+    def _settle(self, model: str | None, sub: bool, t: _Counts) -> None:
+        i, o, cr, cw = t
+        s = self._sums[sub]
+        s[0] += i
+        s[1] += o
+        s[2] += cr
+        s[3] += cw
+        s[4] += 1
+        if model:
+            m = self._model_sums.get(model)
+            if m is None:
+                if len(self._model_sums) >= MAX_MODELS:
+                    return  # as Tokens.add_model: a hostile file naming a model per line
+                m = self._model_sums[model] = [0] * 5
+            m[0] += i
+            m[1] += o
+            m[2] += cr
+            m[3] += cw
+            m[4] += 1
 
     def user(self, obj: dict[str, Any], ts: Any, agent: str | None) -> None:
         b = self.b
@@ -470,6 +493,12 @@ class _Session(LineSession):
         for model, sub, t in self.recent.values():
             self._settle(model, sub, t)
         self.recent.clear()
+        for tally, (i, o, cr, cw, n) in zip((self.main, self.sub), self._sums, strict=True):
+            tally.add(Tally(i, o, cr, cw, requests=n))
+        for model, (i, o, cr, cw, n) in self._model_sums.items():
+            self.tokens.add_model(model, Tally(i, o, cr, cw, requests=n))
+        self._sums = ([0] * 5, [0] * 5)
+        self._model_sums = {}
         requests = self.main.requests + self.sub.requests
         self.tokens.total = Tally()
         self.tokens.total.add(self.main)

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 from lhbench.schema import Usage
 
-__all__ = ["Tally", "Tokens"]
+__all__ = ["MAX_MODELS", "Tally", "Tokens"]
+
+MAX_MODELS = 64  # models counted apart at most (a hostile file may name a new one per line)
 
 
 class Tally:
@@ -92,7 +94,7 @@ class Tokens:
         if model:
             m = self.models.get(model)
             if m is None:
-                if len(self.models) >= 64:  # a hostile file naming a new model per line
+                if len(self.models) >= MAX_MODELS:  # a hostile file naming one per line
                     return
                 m = self.models[model] = Tally()
             m.add(t)
