@@ -381,4 +381,4 @@ def test_claude_code_usage_sums_every_message_once_and_at_most_64_models(tmp_pat
     assert list(info.model_usage) == list(per_model)  # the first 64, in the file's order
     for model, m in info.model_usage.items():
         got = [m.input_tokens, m.output_tokens, m.cache_read_tokens, m.cache_write_tokens]
-        assert got + [m.requests] == per_model[model]
+        assert [*got, m.requests] == per_model[model]
