@@ -9,7 +9,10 @@ step writer process turned off) and as shipped (past 10,000 steps a step writer 
 inserts on the second core), and with ``--pg-url`` into PostgreSQL (COPY; the database is
 emptied between rounds, and must hold no runs to begin with) as shipped (each batch's COPY
 sent and committed on a second thread) and with the COPY inline (the reading thread waits
-for the server on every batch, as before).
+for the server on every batch, as before). Every round, whichever side, starts on a quiet
+machine (``common.settle``): the store emptied, a PostgreSQL ``CHECKPOINT`` and its
+autovacuum waited for, dirty pages written out, then the cores at most 10 % busy; the wait
+is printed. Before, a PostgreSQL round's leftovers took CPU from the round after it.
 
 Prints the machine's load at the start and end, every round's wall and CPU seconds, each
 side's throughput (MB/s, medians), its fraction of the loop's in wall time and in CPU
@@ -21,7 +24,8 @@ the loop's CPU over the busiest part's, or over half the sum when that is larger
 figure to read on a shared, loaded machine, where wall times measure the neighbours).
 Without ``--quick`` (or with ``--no-inspect``), the peak RSS of importing an Inspect
 ``.json`` log of at least 150 MB too. The headline, last: each side's median throughput
-as a fraction of the loop's (a ratio of medians).
+as a fraction of the loop's (a ratio of medians, three decimals), and whether the shipped
+sides meet the goal, judged on the unrounded figure.
 
     uv run python bench/ingest.py [--quick] [--size MB] [--reps 3] [--keep DIR]
         [--pg-url postgresql://…/empty_db] [--no-inspect]
@@ -352,6 +356,10 @@ def _pg_settle(url: str, limit: float = 30.0) -> str | None:
     return problem
 
 
+# the sides as lhbench ships them: the ones the goal is about
+_SHIPPED = ("SQLite, writer process", "PostgreSQL, one process (COPY)")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="64 MB instead of --size")
@@ -461,7 +469,7 @@ def main() -> None:
             print(
                 f"{name}: {rows[0]['steps']:,} steps, median {mb / common.median(secs):.1f} MB/s, "
                 f"wall s {common.spread(secs)}, cpu s {common.spread(cpu)} (the writer "
-                f"process's included); fraction of the loop {frac:.2f} "
+                f"process's included); fraction of the loop {frac:.3f} "
                 f"(in CPU seconds {common.ratio_of_medians(base_cpu, cpu):.2f}); "
                 f"peak RSS {rss:.0f} MB{more} (target <= 300 MB)"
             )
@@ -485,12 +493,19 @@ def main() -> None:
                 f"peak RSS {ins['rss_mb']:.0f} MB (target < 300 MB)"
             )
     print(common.load_line("ingest", "end"))
-    wall = ", ".join(f"{name} {frac:.2f}" for name, (frac, _f, _r) in fractions.items())
-    free = ", ".join(f"{f:.2f}" for _w, f, _r in fractions.values())
+    # three decimals, and the verdict on the figure itself: 0.4954 printed as 0.50 met
+    # nothing (the shipped sides are the goal's; the others are there to compare)
+    wall = ", ".join(f"{name} {frac:.3f}" for name, (frac, _f, _r) in fractions.items())
+    free = ", ".join(f"{f:.3f}" for _w, f, _r in fractions.values())
     rss = max(r for _w, _f, r in fractions.values())
+    verdict = "; ".join(
+        f"{name} {'meets' if frac >= 0.5 else 'MISSES'} it"
+        for name, (frac, _f, _r) in fractions.items()
+        if name in _SHIPPED
+    )
     print(
         f"ingest throughput fraction: {wall}; on two free cores {free} "
-        f"(target >= 0.5; peak RSS {rss:.0f} MB, target <= 300 MB)"
+        f"(target >= 0.5 on wall: {verdict}; peak RSS {rss:.0f} MB, target <= 300 MB)"
     )
 
 
