@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
 import os
 import subprocess
 import sys
@@ -13,7 +12,7 @@ from types import ModuleType
 
 import pytest
 
-BENCH = Path(__file__).resolve().parents[2] / "bench"
+from tests.bench.helpers import bench_module
 
 pytestmark = pytest.mark.skipif(not Path("/proc/stat").is_file(), reason="needs /proc/stat")
 
@@ -21,14 +20,8 @@ pytestmark = pytest.mark.skipif(not Path("/proc/stat").is_file(), reason="needs 
 @pytest.fixture(scope="module")
 def common() -> Iterator[ModuleType]:
     """bench/common.py as a module (it pins thread counts in the environment: undone)."""
-    env = dict(os.environ)
-    sys.path.insert(0, str(BENCH))
-    try:
-        yield importlib.import_module("common")
-    finally:
-        sys.path.remove(str(BENCH))
-        os.environ.clear()
-        os.environ.update(env)
+    with bench_module("common") as module:
+        yield module
 
 
 def test_settle_waits_for_a_busy_machine_and_gives_up_at_its_limit(common: ModuleType) -> None:

@@ -9,10 +9,8 @@ store whose marker predates that is read for its judges' endpoint.
 from __future__ import annotations
 
 import contextlib
-import importlib
 import json
 import os
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
@@ -23,22 +21,16 @@ from sqlalchemy import func, select
 from lhbench.store import Store
 from lhbench.store.tables import GradeRow
 from lhbench.testing import ModelStub, auto_script
+from tests.bench.helpers import bench_module
 
-BENCH = Path(__file__).resolve().parents[2] / "bench"
 N = 10
 
 
 @pytest.fixture(scope="module")
 def scale() -> Iterator[ModuleType]:
     """bench/scale.py as a module (its ``common`` pins thread counts: undone afterwards)."""
-    env = dict(os.environ)
-    sys.path.insert(0, str(BENCH))
-    try:
-        yield importlib.import_module("scale")
-    finally:
-        sys.path.remove(str(BENCH))
-        os.environ.clear()
-        os.environ.update(env)
+    with bench_module("scale") as module:
+        yield module
 
 
 def _grades(url: str) -> int:
