@@ -100,24 +100,31 @@ def _busy_ticks() -> tuple[int, int]:
     return total - idle, total
 
 
-def settle(quiet: float = 0.1, window: float = 0.25, limit: float = 15.0) -> float:
+def settle(
+    quiet: float = 0.1,
+    window: float = 0.25,
+    limit: float = 15.0,
+    ticks: Callable[[], tuple[int, int]] | None = None,
+) -> float:
     """Wait until the machine is quiet; the seconds waited.
 
     Quiet: dirty pages written out (``sync``), then the machine's cores busy at most
     ``quiet`` of a ``window`` (what this process does while it waits is counted too, and
     is close to nothing). Gives up after ``limit`` seconds, so a machine that never goes
     quiet still gets its figures, with the wait printed beside them. Without /proc/stat
-    (not Linux) only the sync.
+    (not Linux) only the sync. ``ticks``: (busy, total) clock ticks so far (default: read
+    from /proc/stat).
     """
+    ticks = ticks or _busy_ticks
     start = time.perf_counter()
     os.sync()
     try:
-        busy, total = _busy_ticks()
+        busy, total = ticks()
     except OSError:
         return time.perf_counter() - start
     while time.perf_counter() - start < limit:
         time.sleep(window)
-        b, t = _busy_ticks()
+        b, t = ticks()
         if t > total and (b - busy) / (t - total) <= quiet:
             break
         busy, total = b, t

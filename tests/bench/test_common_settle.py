@@ -37,23 +37,24 @@ def test_settle_waits_for_a_busy_machine_and_gives_up_at_its_limit(common: Modul
         for p in spin:
             p.kill()
             p.wait()
-    assert 1.0 <= waited < 3.0
+    # at its limit, not at a quiet spell; the bound only says it stopped (its sync can take
+    # seconds under a test suite writing files)
+    assert 1.0 <= waited < 11.0
 
 
 def test_settle_returns_once_the_machine_is_quiet(common: ModuleType) -> None:
-    # spinners on every core stop after 0.8 s: the wait ends soon after, well before its limit
-    spin = [
-        subprocess.Popen(
-            [sys.executable, "-c", "import time\nt=time.time()+0.8\nwhile time.time()<t: pass"]
-        )
-        for _ in range(os.cpu_count() or 1)
-    ]
-    try:
-        waited = common.settle(quiet=0.75, limit=20.0)  # another test may keep a core busy
-    finally:
-        for p in spin:
-            p.wait()
-    assert 0.5 <= waited < 10.0
+    # the cores' ticks as /proc/stat would give them: fully busy for four windows, then
+    # 5 % busy; the wait ends at the first quiet window (a real machine under a test
+    # suite's other workers is never quiet enough to test this on)
+    readings = iter([(0, 0)] + [(100 * k, 100 * k) for k in range(1, 5)] + [(405, 500)])
+    waited = common.settle(window=0.05, limit=10.0, ticks=lambda: next(readings))
+    assert 0.2 <= waited < 2.0
+    assert next(readings, None) is None  # every reading taken, none more
+
+
+def test_settle_counts_a_window_at_the_threshold_as_quiet(common: ModuleType) -> None:
+    readings = iter([(0, 0), (10, 100)])  # exactly 10 % busy
+    assert common.settle(window=0.01, limit=5.0, ticks=lambda: next(readings)) < 1.0
 
 
 def test_alternate_runs_between_before_every_side(common: ModuleType) -> None:
