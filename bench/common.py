@@ -100,10 +100,13 @@ def _busy_ticks() -> tuple[int, int]:
     return total - idle, total
 
 
+SETTLE_LIMIT = 15.0  # seconds ``settle`` waits at most
+
+
 def settle(
     quiet: float = 0.1,
     window: float = 0.25,
-    limit: float = 15.0,
+    limit: float = SETTLE_LIMIT,
     ticks: Callable[[], tuple[int, int]] | None = None,
 ) -> float:
     """Wait until the machine is quiet; the seconds waited.
@@ -111,7 +114,8 @@ def settle(
     Quiet: dirty pages written out (``sync``), then the machine's cores busy at most
     ``quiet`` of a ``window`` (what this process does while it waits is counted too, and
     is close to nothing). Gives up after ``limit`` seconds, so a machine that never goes
-    quiet still gets its figures, with the wait printed beside them. Without /proc/stat
+    quiet still gets its figures, with the wait printed beside them (a wait of ``limit``
+    or more: it gave up, the machine was not seen quiet). Without /proc/stat
     (not Linux) only the sync. ``ticks``: (busy, total) clock ticks so far (default: read
     from /proc/stat).
     """

@@ -419,6 +419,7 @@ def main() -> None:
             sides["PostgreSQL, one process (COPY)"] = postgres("one-process")
             sides["PostgreSQL, COPY inline (no thread)"] = postgres("pg-inline")
         settled: list[float] = []
+        gave_up = [0]  # waits that reached their limit: the machine never seen quiet
         problems: set[str] = set()
 
         def between() -> None:
@@ -430,15 +431,19 @@ def main() -> None:
                 problem = _pg_settle(args.pg_url)
                 if problem:
                     problems.add(problem)
-            common.settle()
+            if common.settle() >= common.SETTLE_LIMIT:
+                gave_up[0] += 1
             settled.append(time.perf_counter() - t)
 
         res = common.alternate(sides, max(3, args.reps), between)
-        after_pg = ", after a PostgreSQL CHECKPOINT and autovacuum" if args.pg_url else ""
+        pg = "the PostgreSQL database emptied, a CHECKPOINT, autovacuum waited for, " * bool(
+            args.pg_url
+        )
         print(
-            f"between rounds: store emptied, then waited for a quiet machine (cores <= 10 % "
-            f"busy over 0.25 s{after_pg}): "
-            f"median {common.median(settled):.2f} s, at most {max(settled):.2f} s"
+            f"before each of {len(settled)} rounds: {pg}then a wait for a quiet machine (cores "
+            f"<= 10 % busy over 0.25 s, at most {common.SETTLE_LIMIT:.0f} s): median "
+            f"{common.median(settled):.2f} s, at most {max(settled):.2f} s; "
+            f"{gave_up[0]} gave up at the limit (not seen quiet)"
             + (f"; the CHECKPOINT was refused ({'; '.join(sorted(problems))})" if problems else "")
         )
         if args.pg_url:

@@ -39,7 +39,8 @@ def test_settle_waits_for_a_busy_machine_and_gives_up_at_its_limit(common: Modul
             p.wait()
     # at its limit, not at a quiet spell; the bound only says it stopped (its sync can take
     # seconds under a test suite writing files)
-    assert 1.0 <= waited < 11.0
+    assert waited >= 1.0, waited
+    assert waited < 11.0, waited
 
 
 def test_settle_returns_once_the_machine_is_quiet(common: ModuleType) -> None:
@@ -48,7 +49,8 @@ def test_settle_returns_once_the_machine_is_quiet(common: ModuleType) -> None:
     # suite's other workers is never quiet enough to test this on)
     readings = iter([(0, 0)] + [(100 * k, 100 * k) for k in range(1, 5)] + [(405, 500)])
     waited = common.settle(window=0.05, limit=10.0, ticks=lambda: next(readings))
-    assert 0.2 <= waited < 2.0
+    assert waited >= 0.2, waited  # four busy windows of 0.05 s waited out
+    assert waited < 2.0, waited
     assert next(readings, None) is None  # every reading taken, none more
 
 

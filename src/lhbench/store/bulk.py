@@ -27,11 +27,11 @@ is raised by the first ``append`` after it is known (at most two later) or by ``
 nothing after it is sent (the batch queued behind it is dropped unsent). Inline, the
 importer waited for the server on every batch: 0.26 of the ``json.loads`` loop on wall,
 its 2.2 s of CPU and the server's 2.1 s adding up (docs/performance.md has the figures
-with the thread). Its
-commits do not wait for the WAL to be synced (``synchronous_commit = off``, on this
-connection only, reset before it goes back to the pool): a commit waited 4-18 ms for the
-sync, with the server idle for this run, and the next batch waited for it. Nothing is
-lost by it: PostgreSQL writes the WAL in order, so a server crash can only drop the last
+with the thread). Its commits do not wait for the WAL to be synced (``synchronous_commit =
+off``, on this connection only, reset before it goes back to the pool): a commit waited
+4-18 ms for the sync, with the server idle for this run, and the next batch waited for
+it. Nothing is lost by it: PostgreSQL writes the WAL in order, so a server crash can only
+drop the last
 batches, whole (what stays is a prefix), and the run is marked imported by a commit that
 does wait for the sync, and for everything before it, so a run that lost batches is
 still marked partial and is imported again. The connection also gets a larger
@@ -60,7 +60,7 @@ a batch as one JSON text (``json_each``: one hand-over per batch) costs it 1.45 
 100k rows against executemany's 0.68 s, slower than the parser. With this process the
 reading thread takes 2.13 s (parse, pickle) and the writer 1.55 s on the other core: 0.57
 (the goal is 0.5). PostgreSQL needs no such process: its server is one already, and its
-client releases the GIL while it waits for it. Measured again on a later, faster host
+client releases the GIL while it waits for it. Measured again on a later, slower host
 (2026-11-28, loop 1.45 s, 5 rounds each starting on a quiet machine): one process 0.41 of
 the loop (reading thread 3.38 s of CPU), with this process 0.51 (reading thread 2.34 s,
 writer 1.97 s).

@@ -99,20 +99,20 @@ def step_row(run_id: str, step: Step) -> dict[str, Any]:
 _STEP_COLUMNS = (*(_COLUMN.get(f, f) for f in STEP_ROW), "run_id")
 # the steps table's columns in schema.STEP_ROW order
 STEP_COLUMNS = _STEP_COLUMNS[:-1]
-SQLITE_STEP_INSERT = (
-    f"INSERT INTO steps ({', '.join(_STEP_COLUMNS)}) VALUES ({', '.join('?' * len(_STEP_COLUMNS))})"
-)
 
 
 def sqlite_step_insert(run_literal: str) -> str:
-    """SQLITE_STEP_INSERT naming the run by ``run_literal``: rows bound without their run id.
+    """The steps' INSERT naming the run by ``run_literal``: rows bound without their run id.
 
     ``run_literal`` is SQLite's own ``quote()`` of the id, checked to read back as the id
-    (``bulk._run_literal``).
+    (``bulk._run_literal``); ``"?"`` binds the id as each row's last value instead.
     """
     values = ", ".join("?" * len(STEP_COLUMNS))
     return f"INSERT INTO steps ({', '.join(_STEP_COLUMNS)}) VALUES ({values}, {run_literal})"
 
+
+# the run id bound as each row's last value (the in-process path's rows carry it)
+SQLITE_STEP_INSERT = sqlite_step_insert("?")
 
 _JSON_FIELDS = {STEP_ROW.index(f) for f in STEP_JSON_FIELDS}
 PG_STEP_INSERT = (
