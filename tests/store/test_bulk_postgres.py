@@ -7,6 +7,7 @@ the test looks at what the appender did.
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -214,3 +215,29 @@ def test_a_batch_queued_behind_a_failed_one_is_never_sent(pg: Store) -> None:
     assert [r[0] for r in _stored(pg, "bulk")] == list(range(100))
     pg.append_step_rows("bulk", rows[100:105])  # the connection went back to the pool usable
     assert len(_stored(pg, "bulk")) == 105
+
+
+def test_the_third_append_waits_for_the_first_batch_and_no_sooner(pg: Store) -> None:
+    # two batches may be queued: the second append returns with the first held in the
+    # server; the third waits for the first's commit, so memory and loss stay bounded
+    rows = _plain_rows(300)
+    holder = _gate_at(pg, 0)
+    out = pg.step_appender("bulk")
+    third = threading.Thread(target=out.append, args=(rows[200:],))
+    try:
+        out.append(rows[:100])
+        _copy_waiting(pg)
+        started = time.monotonic()
+        out.append(rows[100:200])  # queued behind the held batch: returns at once
+        assert time.monotonic() - started < 5
+        third.start()
+        third.join(0.5)
+        assert third.is_alive()  # still waiting for the first batch
+        assert _stored(pg, "bulk") == []
+    finally:
+        _open_gate(holder)
+    third.join(10)
+    assert not third.is_alive()
+    assert len(_stored(pg, "bulk")) >= 100  # the first batch was committed before it returned
+    out.close()
+    assert [r[0] for r in _stored(pg, "bulk")] == list(range(300))
