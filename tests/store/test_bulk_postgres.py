@@ -89,7 +89,7 @@ def test_append_returns_while_the_server_still_stores_the_batch(pg: Store) -> No
         assert _stored(pg, "bulk") == []  # not committed yet
     finally:
         _open_gate(holder)
-    out.append(rows[100:])  # waits for the first batch's commit, then sends its own
+    out.append(rows[100:])  # queued behind the first; close waits for both
     out.close()
     assert [r[0] for r in _stored(pg, "bulk")] == list(range(300))
     # the appender's connection went back to the pool with the server's commit setting
@@ -105,7 +105,7 @@ def test_append_returns_while_the_server_still_stores_the_batch(pg: Store) -> No
             conn.close()
 
 
-def test_a_refused_batch_is_raised_by_the_next_append_and_nothing_after_it_is_stored(
+def test_a_refused_batch_is_raised_by_a_later_append_and_nothing_after_it_is_stored(
     pg: Store,
 ) -> None:
     rows = _plain_rows(1000)
