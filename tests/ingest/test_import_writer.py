@@ -74,7 +74,9 @@ def test_a_large_import_through_the_writer_stores_what_the_in_process_path_store
 
     inline = Store.step_appender
     monkeypatch.setattr(
-        Store, "step_appender", lambda self, run_id: inline(self, run_id, writer_after_rows=None)
+        Store,
+        "step_appender",
+        lambda self, run_id, **kw: inline(self, run_id, writer_after_rows=None),
     )
     with Store.open(f"sqlite:///{tmp_path / 'b.db'}") as other:
         res_b = import_paths(other, [src])
@@ -108,3 +110,26 @@ def test_a_batch_failing_in_the_writer_fails_the_run_and_keeps_a_prefix(
         again = import_paths(store, [src])  # the failed import is redone whole
         assert again.failed == [] and again.steps == 15_000
         assert store.get_run(run.id).status == RunStatus.COMPLETED
+
+
+def test_a_large_file_goes_to_the_writer_from_its_first_batch(
+    tmp_path: Path, writer_use: list[int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from lhbench.jobs import imports
+
+    small = _stream(tmp_path / "small.jsonl", 4000)  # 12,000 steps in three batches
+    size = small.stat().st_size
+    with Store.open(f"sqlite:///{tmp_path / 'a.db'}") as store:
+        # under the size: the first 10,000 rows in-process, the third batch to the writer
+        monkeypatch.setattr(imports, "_WRITER_FROM_START", size + 1)
+        first = import_paths(store, [small])
+        # at the size: every batch to the writer, from the first
+        monkeypatch.setattr(imports, "_WRITER_FROM_START", size)
+        other = tmp_path / "other.jsonl"
+        other.write_bytes(small.read_bytes().replace(b"turn 0", b"turn X"))
+        second = import_paths(store, [other])
+        assert writer_use == [1, 3]
+        assert first.steps == second.steps == 12_000
+        a, b = (_steps(store, r.run_ids[0]) for r in (first, second))
+        assert [s["index"] for s in b] == list(range(12_000))
+        assert [{**s, "content": None} for s in a] == [{**s, "content": None} for s in b]

@@ -247,6 +247,7 @@ store.save_run(make_run("bulk"))
 out = store.step_appender("bulk", writer_after_rows=0)
 for start in range(0, 4000, 500):
     out.append(rows[start : start + 500])
+out._wait()  # the batches queued for the pipe are written to it
 print(out._proc.pid, flush=True)
 time.sleep(0.2)
 out._proc.stdin.write(b"\\x00\\x00\\x10\\x00\\x00\\x00\\x00\\x00partial")  # a frame cut off
@@ -290,6 +291,42 @@ def _zombie(pid: int) -> bool:
         return Path(f"/proc/{pid}/stat").read_text().split(") ")[1].startswith("Z")
     except (OSError, IndexError):
         return True
+
+
+def test_a_writer_behind_holds_the_importer_only_past_two_queued_batches(tmp_path: Any) -> None:
+    import os
+    import signal
+    import threading
+
+    rows = _rows(12_001)
+    with _file_store(tmp_path) as store:
+        store.save_run(make_run("bulk"))
+        out = store.step_appender("bulk", writer_after_rows=0)
+        out.append(rows[:1])  # starts the writer; one row: its frame fits in the pipe
+        assert out._proc is not None
+        os.kill(out._proc.pid, signal.SIGSTOP)  # the writer stops reading
+
+        def two() -> None:
+            out.append(rows[1:4001])
+            out.append(rows[4001:8001])
+
+        early = threading.Thread(target=two)
+        fourth = threading.Thread(target=out.append, args=(rows[8001:],))
+        try:
+            # each frame is larger than the pipe: the second blocks the background
+            # thread's write, the third waits behind it; neither blocks the importer
+            early.start()
+            early.join(5)
+            assert not early.is_alive()
+            fourth.start()
+            fourth.join(0.5)
+            assert fourth.is_alive()  # the fourth waits until the second is written
+        finally:
+            os.kill(out._proc.pid, signal.SIGCONT)
+        fourth.join(30)
+        assert not fourth.is_alive()
+        out.close()
+        assert [r[0] for r in _stored(store, "bulk")] == list(range(12_001))
 
 
 def test_a_killed_writer_is_raised_and_what_it_committed_stays_a_prefix(tmp_path: Any) -> None:

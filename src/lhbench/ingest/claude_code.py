@@ -174,7 +174,9 @@ class _Session(LineSession):
         super().__init__(ctx, clock, hold_results=True)
         self.order = order  # shared by the file's sessions: held lines go to the one they end
         # the last messages' usage by id (oldest first), which their next lines may repeat
-        self.recent: dict[str, tuple[str | None, bool, _Counts]] = {}
+        # (an OrderedDict: taking the oldest of a plain dict scans the holes its deletions
+        # left at the front, tens of entries per message)
+        self.recent: OrderedDict[str, tuple[str | None, bool, _Counts]] = OrderedDict()
         # settled messages summed in plain lists (input, output, cache read, cache write,
         # requests): the main thread's, sub-agents', and per model (at most
         # usage.MAX_MODELS, in the order first settled); Tallies once the session ends
@@ -311,10 +313,10 @@ class _Session(LineSession):
         # usage repeats on every line of a message: keep the latest, count it once
         recent = self.recent
         if mid in recent:
-            del recent[mid]  # to the end: it is the latest again
+            recent.move_to_end(mid)  # it is the latest again
         recent[mid] = (model, sub, t)
         if len(recent) > _RECENT:
-            self._settle(*recent.pop(next(iter(recent))))  # the oldest message settled
+            self._settle(*recent.popitem(last=False)[1])  # the oldest message settled
 
     def _settle(self, model: str | None, sub: bool, t: _Counts) -> None:
         i, o, cr, cw = t

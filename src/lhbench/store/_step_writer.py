@@ -46,6 +46,7 @@ __all__ = [
     "sqlite_timestamp",
     "timestamps_as_text",
     "write_frame",
+    "write_pickled",
 ]
 
 _LEN = struct.Struct("<Q")
@@ -118,10 +119,14 @@ def sqlite_step_params(run_id: str, rows: Iterable[Sequence[Any]], ts_index: int
 
 def write_frame(f: IO[bytes], obj: Any) -> None:
     """One frame: the pickle of ``obj`` (``None``: the zero-length end frame)."""
-    if obj is None:
+    write_pickled(f, None if obj is None else pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL))
+
+
+def write_pickled(f: IO[bytes], data: bytes | None) -> None:
+    """One frame of bytes pickled already (``None``: the zero-length end frame)."""
+    if data is None:
         f.write(_LEN.pack(0))
     else:
-        data = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
         f.write(_LEN.pack(len(data)))
         f.write(data)
     f.flush()

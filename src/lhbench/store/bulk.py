@@ -42,12 +42,18 @@ the 200 MB bench stream 1.34 -> 1.15 s, medians of two runs side by side).
 A large import on a SQLite file (past ``writer_after_rows`` rows) hands its later batches
 to a writer process (``store._step_writer``) over a pipe: sqlite3 binds every value with
 the GIL held, so on a thread the insert would still share the parser's core, while a
-process has a core of its own. The batches are pickled as built and the process converts,
-inserts and commits each in order, a transaction per batch. A batch that fails there stops
-the writer; the failure is raised (``BatchWriteError``) by the next ``append`` or by
-``close``, nothing sent after the failed batch is stored (what is stored stays a prefix
-of what was appended), and the appender refuses further batches. If the importing process
-dies, the writer commits the batches it received whole and stops.
+process has a core of its own. The batches are pickled as built and written to its pipe
+by a thread (at most two waiting for it, as for PostgreSQL's COPYs), so a writer a batch
+or two behind does not stop the importer: written inline, the importer waited 0.06-0.09 s
+per 64 MB in those writes. The process converts, inserts and commits each batch in order,
+a transaction per batch. A batch that fails there stops the writer; the failure is raised
+(``BatchWriteError``) by an ``append`` at most two later or by ``close``, nothing sent
+after the failed batch is stored (what is stored stays a prefix of what was appended), and
+the appender refuses further batches. If the importing process dies, the writer commits
+the batches it received whole and stops (a batch still waiting for the thread is lost
+with the importer, like one it had not built yet: the run stays partial). The importer
+hands a file of 16 MiB or more to the writer from its first batch
+(``jobs.imports._WRITER_FROM_START``): the process starts while the second batch is read.
 
 Why a second process, measured (``bench/ingest.py --size 200``: a 200 MB Claude Code
 stream, 247k steps; CPU seconds, medians of 3 rounds; docs/performance.md): the bare
@@ -70,6 +76,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import pickle
 import subprocess
 import sys
 import tempfile
@@ -105,9 +112,10 @@ _DEFAULT_CACHE = -2000  # SQLite's default cache_size, restored before the conne
 WRITER_AFTER_ROWS = 10_000
 # PostgreSQL: work_mem of the COPY connection, reset before it goes back to the pool
 _COPY_WORK_MEM = "64MB"
-# PostgreSQL: batches handed to the COPY thread at most (the one being sent and the next):
-# the importer goes on building while the server works through a slow batch
-_COPIES_AHEAD = 2
+# batches handed to the background thread at most (the one being sent and the next):
+# PostgreSQL's COPYs, or the writer process's frames; the importer goes on building while
+# the server or the writer works through a slow batch
+_AHEAD = 2
 
 
 class BatchWriteError(StoreError):
@@ -133,10 +141,11 @@ class StepAppender:
         self._conn: Any = None  # the pooled DBAPI connection (SQLite, or psycopg's)
         self._pool: ThreadPoolExecutor | None = None
         self._pending: Future[None] | None = None
-        # PostgreSQL: batches handed to the COPY thread, not yet known committed (oldest
-        # first), and the flag that stops the ones queued behind a failed one
-        self._copies: deque[Future[None]] = deque()
-        self._copy_failed = threading.Event()
+        # batches handed to the background thread (PostgreSQL: not yet known committed; the
+        # writer process: not yet written to its pipe), oldest first, and the flag that
+        # stops the ones queued behind a failed one
+        self._queued: deque[Future[None]] = deque()
+        self._send_failed = threading.Event()
         self._ckpt_conn: Any = None  # the checkpoints' own pooled connection
         self._ckpt_pool: ThreadPoolExecutor | None = None
         self._ckpt: Future[Any] | None = None
@@ -224,13 +233,13 @@ class StepAppender:
             self._pool = ThreadPoolExecutor(1, thread_name_prefix="lhbench-copy")
         fmt, send = self._copy_cursors
         data = copy_data(fmt, self._run_id, rows)  # built while earlier batches are sent
-        # at most _COPIES_AHEAD batches queued: the oldest committed (or raised) first
-        self._wait(keep=_COPIES_AHEAD - 1)
+        # at most _AHEAD batches queued: the oldest committed (or raised) first
+        self._wait(keep=_AHEAD - 1)
         assert self._pool is not None
         raw = self._conn.driver_connection
-        self._copies.append(
+        self._queued.append(
             self._pool.submit(
-                _copy_unless_failed, self._copy_failed, raw, send, self._run_id, rows, data
+                _unless_failed, self._send_failed, copy_batch, raw, send, self._run_id, rows, data
             )
         )
 
@@ -273,17 +282,30 @@ class StepAppender:
             "run_id": self._run_id,
             "ts_index": TS_INDEX,
         }
-        self._send(header)
-
-    def _send(self, obj: Any) -> None:
-        proc = self._proc
-        assert proc is not None and proc.stdin is not None
-        try:
-            _step_writer.write_frame(proc.stdin, obj)
-        except OSError:  # a broken pipe: the writer has stopped
+        stdin = self._proc.stdin
+        assert stdin is not None
+        try:  # a few hundred bytes: the pipe takes them before the writer reads
+            _step_writer.write_frame(stdin, header)
+        except OSError:  # a broken pipe: the writer has stopped already
             self._fail(self._stop_writer() or "the writer process stopped")
+
+    def _send(self, rows: Sequence[Sequence[Any]]) -> None:
+        """Pickle a batch here, and write it to the writer's pipe on the background thread.
+
+        The pickling holds the GIL wherever it runs; the write does not, and waits whenever
+        the writer is a few batches behind: on the thread, the importer goes on building.
+        """
+        proc = self._proc
+        assert proc is not None and proc.stdin is not None and self._pool is not None
+        data = pickle.dumps(rows, protocol=pickle.HIGHEST_PROTOCOL)
+        self._wait(keep=_AHEAD - 1)  # a write that failed is raised here (or by close)
         if proc.poll() is not None:  # it stopped on an earlier batch
             self._fail(self._stop_writer() or "the writer process stopped")
+        self._queued.append(
+            self._pool.submit(
+                _unless_failed, self._send_failed, _step_writer.write_pickled, proc.stdin, data
+            )
+        )
 
     def _fail(self, reason: str, cause: BaseException | None = None) -> None:
         self._broken = (
@@ -298,6 +320,9 @@ class StepAppender:
         if proc is None:
             return None
         assert proc.stdin is not None
+        while self._queued:  # the frames still queued are written (or dropped) first
+            with contextlib.suppress(BaseException):
+                self._queued.popleft().result()
         with contextlib.suppress(OSError):  # it has stopped already: its status says why
             _step_writer.write_frame(proc.stdin, None)
         with contextlib.suppress(OSError):
@@ -343,11 +368,12 @@ class StepAppender:
         return self._broken
 
     def _wait(self, keep: int = 0) -> None:
-        """Wait for the last commit, and for PostgreSQL's queued COPYs until ``keep`` are left.
+        """Wait for the last commit, and for the queued batches until ``keep`` are left.
 
-        A failed batch is raised (``BatchWriteError``) by the first wait after it is known
-        (on PostgreSQL an append at most two later, or ``close``); the batches queued
-        behind it were not sent.
+        The queued batches: PostgreSQL's COPYs, or the frames for the writer's pipe. A
+        failed batch is raised (``BatchWriteError``) by the first wait after it is known (on
+        PostgreSQL or with a writer process an append at most two later, or ``close``); the
+        batches queued behind it were not sent.
         """
         pending, self._pending = self._pending, None
         if pending is not None:
@@ -355,7 +381,7 @@ class StepAppender:
                 pending.result()
             except Exception as exc:  # a failed commit: that batch is lost, and the next
                 self._fail(f"{type(exc).__name__}: {exc}", exc)
-        copies = self._copies
+        copies = self._queued
         # the batches already done first (a failure is raised as soon as it is known), then
         # the oldest waited for until at most ``keep`` are queued
         while copies and (len(copies) > keep or copies[0].done()):
@@ -364,6 +390,8 @@ class StepAppender:
             except _NotSent:
                 continue  # behind a failed batch, which was (or is being) raised
             except Exception as exc:
+                if self._proc is not None:  # the writer's pipe: its own error says why
+                    self._fail(self._stop_writer() or "the writer process stopped", exc)
                 self._fail(f"{type(exc).__name__}: {exc}", exc)
 
     def close(self, *, raise_errors: bool = True) -> None:
@@ -427,12 +455,13 @@ class _NotSent(Exception):
     """A batch queued behind a failed one: not sent (what is stored stays a prefix)."""
 
 
-def _copy_unless_failed(failed: threading.Event, *args: Any) -> None:
-    # the COPY thread's task: batches run in the order queued; after a failure none is sent
+def _unless_failed(failed: threading.Event, send: Any, *args: Any) -> None:
+    # the background thread's task (a COPY, a frame to the writer): batches run in the
+    # order queued; after a failure none is sent
     if failed.is_set():
         raise _NotSent
     try:
-        copy_batch(*args)
+        send(*args)
     except BaseException:
         failed.set()
         raise
