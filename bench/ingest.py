@@ -5,8 +5,8 @@ tool calls and results, then times, each in its own process, in alternating roun
 (``bench/common.py``: the side that goes first rotates; at least three rounds; BLAS/OpenMP
 threads pinned to 1 on both sides): a bare ``for line in f: json.loads(line)`` loop over
 the file, and ``lhbench import`` of the file into a fresh SQLite store in one process (the
-step writer process turned off) and as shipped (past 10,000 steps a step writer process
-inserts on the second core), and with ``--pg-url`` into PostgreSQL (COPY; the database is
+step writer process turned off) and as shipped (a file of 16 MiB or more: a step writer
+process inserts every batch on the second core), and with ``--pg-url`` into PostgreSQL (COPY; the database is
 emptied between rounds, and must hold no runs to begin with) as shipped (each batch's COPY
 sent and committed on a second thread) and with the COPY inline (the reading thread waits
 for the server on every batch, as before). Every round, whichever side, starts on a quiet

@@ -133,3 +133,21 @@ def test_a_large_file_goes_to_the_writer_from_its_first_batch(
         a, b = (_steps(store, r.run_ids[0]) for r in (first, second))
         assert [s["index"] for s in b] == list(range(12_000))
         assert [{**s, "content": None} for s in a] == [{**s, "content": None} for s in b]
+
+
+def test_a_large_file_of_many_runs_starts_no_writer_per_run(
+    tmp_path: Path, writer_use: list[int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # an Inspect log's samples, or sessions split: a run each, each far under 10,000 steps;
+    # a writer process from the first batch would be a process per run
+    from lhbench.jobs import imports
+
+    monkeypatch.setattr(imports, "_WRITER_FROM_START", 1)  # every file counts as large
+    fixtures = Path(__file__).parent / "fixtures"
+    with Store.open(f"sqlite:///{tmp_path / 'a.db'}") as store:
+        inspect = import_paths(store, [fixtures / "inspect_log.json"])
+        split = import_paths(store, [fixtures / "claude_code_resumed.jsonl"], split_sessions=True)
+        assert inspect.runs == 2 and split.runs >= 2 and not inspect.failed + split.failed
+        assert writer_use == [0] * (inspect.runs + split.runs)
+        one = import_paths(store, [fixtures / "claude_code_stream.jsonl"])  # one run: at once
+        assert one.runs == 1 and writer_use[-1] == 1

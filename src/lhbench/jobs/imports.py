@@ -44,10 +44,10 @@ from lhbench.store.bulk import WRITER_AFTER_ROWS, BatchWriteError, StepAppender
 __all__ = ["ImportJob", "ImportResult", "collect_files", "file_digest", "file_identity"]
 
 _BATCH = 5000
-# a file at least this large has its steps handed to a writer process (SQLite) from the
-# first batch, not after store.bulk.WRITER_AFTER_ROWS: the first batches cost the reading
-# thread their insert otherwise (0.04 s of 0.9 for 64 MB), and the writer starts while
-# the second batch is read
+# a file at least this large, read as one run, has its steps handed to a writer process
+# (SQLite) from the first batch, not after store.bulk.WRITER_AFTER_ROWS: the first batches
+# cost the reading thread their insert otherwise (0.04 s of 0.9 for 64 MB), and the writer
+# starts while the second batch is read
 _WRITER_FROM_START = 16 << 20
 _WHOLE = 8 << 20  # files up to this size are identified by their full SHA-256
 _SAMPLES = 64
@@ -302,7 +302,9 @@ class ImportJob:
         try:
             # every batch its own transaction; on leaving, all of them are committed
             with (
-                self.store.step_appender(run_id, writer_after_rows=_writer_after(u.path)) as out,
+                self.store.step_appender(
+                    run_id, writer_after_rows=_writer_after(u, self.split_sessions)
+                ) as out,
                 _bulk(),
             ):
                 for chunk in rows:
@@ -395,10 +397,16 @@ class ImportJob:
         """Nothing: an import streams its runs into the store as it reads."""
 
 
-def _writer_after(path: Path) -> int:
-    """Rows appended in-process before a writer process takes the rest (see _WRITER_FROM_START)."""
+def _writer_after(u: _FileUnit, split_sessions: bool) -> int:
+    """Rows appended in-process before a writer process takes the rest.
+
+    From the first batch for a large file read as one run (see _WRITER_FROM_START); a file
+    of many runs (an Inspect log's samples, sessions split) would start a process per run.
+    """
+    if u.format is None or u.format.items is None or split_sessions:
+        return WRITER_AFTER_ROWS
     try:
-        large = path.stat().st_size >= _WRITER_FROM_START
+        large = u.path.stat().st_size >= _WRITER_FROM_START
     except OSError:
         large = False
     return 0 if large else WRITER_AFTER_ROWS

@@ -52,7 +52,7 @@ after the failed batch is stored (what is stored stays a prefix of what was appe
 the appender refuses further batches. If the importing process dies, the writer commits
 the batches it received whole and stops (a batch still waiting for the thread is lost
 with the importer, like one it had not built yet: the run stays partial). The importer
-hands a file of 16 MiB or more to the writer from its first batch
+hands a file of 16 MiB or more read as one run to the writer from its first batch
 (``jobs.imports._WRITER_FROM_START``): the process starts while the second batch is read.
 
 Why a second process, measured (``bench/ingest.py --size 200``: a 200 MB Claude Code
