@@ -329,6 +329,42 @@ def test_a_writer_behind_holds_the_importer_only_past_two_queued_batches(tmp_pat
         assert [r[0] for r in _stored(store, "bulk")] == list(range(12_001))
 
 
+def test_ctrl_c_twice_while_close_waits_for_the_writer_loses_and_leaks_nothing(
+    tmp_path: Any,
+) -> None:
+    import os
+    import signal
+    from pathlib import Path
+
+    def interrupt(*_: Any) -> None:
+        raise KeyboardInterrupt
+
+    rows = _rows(8_001)
+    with _file_store(tmp_path) as store:
+        store.save_run(make_run("bulk"))
+        out = store.step_appender("bulk", writer_after_rows=0)
+        out.append(rows[:1])
+        assert out._proc is not None
+        proc = out._proc
+        os.kill(proc.pid, signal.SIGSTOP)  # a writer behind: close waits for it
+        out.append(rows[1:4001])  # two frames larger than the pipe, queued
+        out.append(rows[4001:])
+        before = signal.signal(signal.SIGALRM, interrupt)
+        signal.setitimer(signal.ITIMER_REAL, 0.3, 0.3)  # Ctrl-C, again and again
+        try:
+            with pytest.raises(KeyboardInterrupt):
+                out.close()
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, before)
+            os.kill(proc.pid, signal.SIGCONT)
+        assert out._proc is proc  # what close did not finish, the next close does
+        out.close()
+        assert out.failure is None and proc.poll() == 0
+        assert not Path(f"/proc/{proc.pid}").exists() or not _zombie(proc.pid)
+        assert [r[0] for r in _stored(store, "bulk")] == list(range(8_001))
+
+
 def test_a_killed_writer_is_raised_and_what_it_committed_stays_a_prefix(tmp_path: Any) -> None:
     import os
     import signal

@@ -47,7 +47,9 @@ by a thread (at most two waiting for it, as for PostgreSQL's COPYs), so a writer
 or two behind does not stop the importer: written inline, the importer waited 0.06-0.09 s
 per 64 MB in those writes. The process converts, inserts and commits each batch in order,
 a transaction per batch. A batch that fails there stops the writer; the failure is raised
-(``BatchWriteError``) by an ``append`` at most two later or by ``close``, nothing sent
+(``BatchWriteError``) by the first ``append`` after the importer learns of it (the queue,
+the pipe and the writer's own read-ahead hold a few batches: with small batches it can
+be many appends later) or by ``close``, nothing sent
 after the failed batch is stored (what is stored stays a prefix of what was appended), and
 the appender refuses further batches. If the importing process dies, the writer commits
 the batches it received whole and stops (a batch still waiting for the thread is lost
@@ -159,6 +161,7 @@ class StepAppender:
         self._may_write = self._sqlite and writer_after_rows is not None and _plain_file(store)
         self._proc: subprocess.Popen[bytes] | None = None
         self._proc_err: IO[bytes] | None = None
+        self._writer_ended = False  # the end frame sent
         self._broken: str | None = None
 
     def __enter__(self) -> Self:
@@ -315,19 +318,28 @@ class StepAppender:
         raise BatchWriteError(self._broken) from cause
 
     def _stop_writer(self) -> str | None:
-        """End the writer's stream, wait for it; its error, if it failed."""
-        proc, self._proc = self._proc, None
+        """End the writer's stream, wait for it; its error, if it failed.
+
+        Interrupted (Ctrl-C while a frame waits for a writer that is behind, or while the
+        writer commits its last batch), it leaves what it has not done yet to a second call.
+        """
+        proc = self._proc
         if proc is None:
             return None
         assert proc.stdin is not None
-        while self._queued:  # the frames still queued are written (or dropped) first
-            with contextlib.suppress(BaseException):
-                self._queued.popleft().result()
-        with contextlib.suppress(OSError):  # it has stopped already: its status says why
-            _step_writer.write_frame(proc.stdin, None)
-        with contextlib.suppress(OSError):
-            proc.stdin.close()
+        queued = self._queued
+        while queued:  # the frames still queued are written (or dropped) first
+            with contextlib.suppress(Exception):  # a failed write: the status says why
+                queued[0].result()
+            queued.popleft()
+        if not self._writer_ended:
+            with contextlib.suppress(OSError):  # it has stopped already: its status says why
+                _step_writer.write_frame(proc.stdin, None)
+            self._writer_ended = True
+            with contextlib.suppress(OSError):
+                proc.stdin.close()
         code = proc.wait()
+        self._proc = None
         err = self._proc_err
         self._proc_err = None
         message = ""
@@ -372,8 +384,9 @@ class StepAppender:
 
         The queued batches: PostgreSQL's COPYs, or the frames for the writer's pipe. A
         failed batch is raised (``BatchWriteError``) by the first wait after it is known (on
-        PostgreSQL or with a writer process an append at most two later, or ``close``); the
-        batches queued behind it were not sent.
+        PostgreSQL an append at most two later; with a writer process once it has stopped
+        on it, see the module's docstring; or ``close``); the batches queued behind it were
+        not sent.
         """
         pending, self._pending = self._pending, None
         if pending is not None:

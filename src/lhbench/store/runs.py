@@ -331,10 +331,11 @@ class RunStore(StoreBase):
         """A bulk writer of a run's step rows, one transaction per batch (see ``store.bulk``).
 
         A batch's commit (on PostgreSQL its COPY too) overlaps the building of the next;
-        a failed batch is raised by a later append (with a writer process or on PostgreSQL
-        at most two later) or by ``close``, and nothing after it is stored. Past
-        ``writer_after_rows`` rows (None: never) a SQLite file's batches go to a writer
-        process; leaving the context (or ``close``) waits until every batch is committed.
+        a failed batch is raised by a later append (on PostgreSQL at most two later; with a
+        writer process once it has stopped on it) or by ``close``, and nothing after it is
+        stored. Past ``writer_after_rows`` rows (None: never) a SQLite file's batches go
+        to a writer process; leaving the context (or ``close``) waits until every batch is
+        committed.
         """
         return StepAppender(self, run_id, writer_after_rows=writer_after_rows)
 
