@@ -174,6 +174,15 @@ def _file_store(tmp_path: Any, name: str = "w.db") -> Store:
     return Store.open(f"sqlite:///{tmp_path / name}")
 
 
+def _writer_started(store: Store, first: list[Any]) -> tuple[Any, Any]:
+    """An appender of a new run "bulk" whose writer process took ``first``; and the process."""
+    store.save_run(make_run("bulk"))
+    out = store.step_appender("bulk", writer_after_rows=0)
+    out.append(first)
+    assert out._proc is not None
+    return out, out._proc
+
+
 def test_writer_process_stores_exactly_what_the_in_process_path_stores(tmp_path: Any) -> None:
     rows = _rows(2400)
     with _file_store(tmp_path) as store:
@@ -300,11 +309,9 @@ def test_a_writer_behind_holds_the_importer_only_past_two_queued_batches(tmp_pat
 
     rows = _rows(12_001)
     with _file_store(tmp_path) as store:
-        store.save_run(make_run("bulk"))
-        out = store.step_appender("bulk", writer_after_rows=0)
-        out.append(rows[:1])  # starts the writer; one row: its frame fits in the pipe
-        assert out._proc is not None
-        os.kill(out._proc.pid, signal.SIGSTOP)  # the writer stops reading
+        # one row: its frame fits in the pipe
+        out, proc = _writer_started(store, rows[:1])
+        os.kill(proc.pid, signal.SIGSTOP)  # the writer stops reading
 
         def two() -> None:
             out.append(rows[1:4001])
@@ -322,7 +329,7 @@ def test_a_writer_behind_holds_the_importer_only_past_two_queued_batches(tmp_pat
             fourth.join(0.5)
             assert fourth.is_alive()  # the fourth waits until the second is written
         finally:
-            os.kill(out._proc.pid, signal.SIGCONT)
+            os.kill(proc.pid, signal.SIGCONT)
         fourth.join(30)
         assert not fourth.is_alive()
         out.close()
@@ -341,11 +348,7 @@ def test_ctrl_c_twice_while_close_waits_for_the_writer_loses_and_leaks_nothing(
 
     rows = _rows(8_001)
     with _file_store(tmp_path) as store:
-        store.save_run(make_run("bulk"))
-        out = store.step_appender("bulk", writer_after_rows=0)
-        out.append(rows[:1])
-        assert out._proc is not None
-        proc = out._proc
+        out, proc = _writer_started(store, rows[:1])
         os.kill(proc.pid, signal.SIGSTOP)  # a writer behind: close waits for it
         out.append(rows[1:4001])  # two frames larger than the pipe, queued
         out.append(rows[4001:])
@@ -373,11 +376,8 @@ def test_a_killed_writer_is_raised_and_what_it_committed_stays_a_prefix(tmp_path
 
     rows = _rows(3000)
     with _file_store(tmp_path) as store:
-        store.save_run(make_run("bulk"))
-        out = store.step_appender("bulk", writer_after_rows=0)
-        out.append(rows[:500])
-        assert out._proc is not None
-        os.kill(out._proc.pid, signal.SIGKILL)
+        out, proc = _writer_started(store, rows[:500])
+        os.kill(proc.pid, signal.SIGKILL)
         with pytest.raises(BatchWriteError, match="status -9"):
             for start in range(500, 3000, 500):
                 out.append(rows[start : start + 500])
