@@ -9,10 +9,11 @@ step writer process turned off) and as shipped (a file of 16 MiB or more: a step
 process inserts every batch on the second core), and with ``--pg-url`` into PostgreSQL
 (COPY; the database is emptied between rounds, and must hold no runs to begin with) as
 shipped (each batch's COPY sent and committed on a second thread) and with the COPY inline
-(the reading thread waits for the server on every batch, as before). Every round, whichever side, starts on a quiet
-machine (``common.settle``): the store emptied, a PostgreSQL ``CHECKPOINT`` and its
-autovacuum waited for, dirty pages written out, then the cores at most 10 % busy; the wait
-is printed. Before, a PostgreSQL round's leftovers took CPU from the round after it.
+(the reading thread waits for the server on every batch, as before). Every round,
+whichever side, starts on a quiet machine (``common.settle``): the store emptied, a
+PostgreSQL ``CHECKPOINT`` and its autovacuum waited for, dirty pages written out, then the
+cores at most 10 % busy; the wait is printed. Before, a PostgreSQL round's leftovers took
+CPU from the round after it.
 
 Prints the machine's load at the start and end, every round's wall and CPU seconds, each
 side's throughput (MB/s, medians), its fraction of the loop's in wall time and in CPU
