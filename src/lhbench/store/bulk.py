@@ -31,10 +31,9 @@ with the thread). Its commits do not wait for the WAL to be synced (``synchronou
 off``, on this connection only, reset before it goes back to the pool): a commit waited
 4-18 ms for the sync, with the server idle for this run, and the next batch waited for
 it. Nothing is lost by it: PostgreSQL writes the WAL in order, so a server crash can only
-drop the last
-batches, whole (what stays is a prefix), and the run is marked imported by a commit that
-does wait for the sync, and for everything before it, so a run that lost batches is
-still marked partial and is imported again. The connection also gets a larger
+drop the last batches, whole (what stays is a prefix), and the run is marked imported by a
+commit that does wait for the sync, and for everything before it, so a run that lost
+batches is still marked partial and is imported again. The connection also gets a larger
 ``work_mem`` (reset with it): the steps' run check reads each COPY's rows back from its
 transition table, which at the default 4 MB went through a temporary file (server CPU for
 the 200 MB bench stream 1.34 -> 1.15 s, medians of two runs side by side).
@@ -49,9 +48,9 @@ per 64 MB in those writes. The process converts, inserts and commits each batch 
 a transaction per batch. A batch that fails there stops the writer; the failure is raised
 (``BatchWriteError``) by the first ``append`` after the importer learns of it (the queue,
 the pipe and the writer's own read-ahead hold a few batches: with small batches it can
-be many appends later) or by ``close``, nothing sent
-after the failed batch is stored (what is stored stays a prefix of what was appended), and
-the appender refuses further batches. If the importing process dies, the writer commits
+be many appends later) or by ``close``, nothing sent after the failed batch is stored
+(what is stored stays a prefix of what was appended), and the appender refuses further
+batches. If the importing process dies, the writer commits
 the batches it received whole and stops (a batch still waiting for the thread is lost
 with the importer, like one it had not built yet: the run stays partial). The importer
 hands a file of 16 MiB or more read as one run to the writer from its first batch
@@ -394,12 +393,12 @@ class StepAppender:
                 pending.result()
             except Exception as exc:  # a failed commit: that batch is lost, and the next
                 self._fail(f"{type(exc).__name__}: {exc}", exc)
-        copies = self._queued
+        queued = self._queued
         # the batches already done first (a failure is raised as soon as it is known), then
         # the oldest waited for until at most ``keep`` are queued
-        while copies and (len(copies) > keep or copies[0].done()):
+        while queued and (len(queued) > keep or queued[0].done()):
             try:
-                copies.popleft().result()
+                queued.popleft().result()
             except _NotSent:
                 continue  # behind a failed batch, which was (or is being) raised
             except Exception as exc:
