@@ -26,19 +26,29 @@ command: a command that reached the socket still could not answer for another re
 
 from __future__ import annotations
 
-import contextlib
 import ctypes
-import json
 import os
 import resource
 import select
-import shutil
-import signal
-import socket
 import struct
 import sys
 import time
-from typing import Any
+
+# The C halves of json, signal and socket, not the modules: those import enum, re,
+# collections, functools and typing, ~10 ms of every sandbox's start on this class of
+# machine, for a process that reads and writes a few small JSON messages. Nor contextlib
+# or shutil (the same, and bz2, lzma and fnmatch). tests/sandbox/test_worker.py checks
+# what it imports.
+from _json import encode_basestring_ascii as _json_str
+from _json import make_scanner as _json_scanner
+from _signal import SIG_DFL, SIGKILL, SIGPIPE  # type: ignore[import-not-found]
+from _signal import signal as _set_signal
+from _socket import CMSG_LEN, SCM_RIGHTS, SOL_SOCKET
+from _socket import socket as _Socket
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["landlock_abi", "main"]
 
@@ -144,7 +154,7 @@ def _child(req: dict[str, Any], fds: list[int], scratch: str, abi: int, seccomp:
         for target, fd in enumerate(fds[:3]):
             os.dup2(fd, target)
         os.closerange(3, 1 << 16)
-        signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+        _set_signal(SIGPIPE, SIG_DFL)
         for name, value in (req.get("rlimits") or {}).items():
             _, hard = resource.getrlimit(_RLIMITS[name])
             value = int(value) if hard == resource.RLIM_INFINITY else min(int(value), hard)
@@ -157,8 +167,10 @@ def _child(req: dict[str, Any], fds: list[int], scratch: str, abi: int, seccomp:
         env["TMPDIR"] = scratch
         os.execvpe(req["argv"][0], req["argv"], env)
     except BaseException as exc:  # whatever failed, the child must not return
-        with contextlib.suppress(Exception):
+        try:
             os.write(2, f"lhbench sandbox worker: cannot start the command: {exc}\n".encode())
+        except Exception:
+            pass
         os._exit(127)
 
 
@@ -198,9 +210,11 @@ def _sweep(keep: set[int]) -> int:
         if not left:
             break
         for pid in left:
-            with contextlib.suppress(OSError):
-                os.kill(pid, signal.SIGKILL)
+            try:
+                os.kill(pid, SIGKILL)
                 killed.add(pid)
+            except OSError:
+                pass
         _reap()
         time.sleep(0.001)
     _reap()
@@ -208,11 +222,111 @@ def _sweep(keep: set[int]) -> int:
 
 
 def _clear(path: str) -> None:
-    shutil.rmtree(path, ignore_errors=True)
+    """Remove a command's scratch directory, never following a link.
+
+    shutil's rmtree without its import; every process that could change the tree has been
+    killed.
+    """
+    dirs, todo = [], [path]
+    while todo:
+        d = todo.pop()
+        dirs.append(d)
+        try:
+            entries = list(os.scandir(d))
+        except OSError:
+            continue
+        for entry in entries:
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    todo.append(entry.path)
+                else:
+                    os.unlink(entry.path)
+            except OSError:
+                pass
+    for d in reversed(dirs):
+        try:
+            os.rmdir(d)
+        except OSError:
+            pass
+
+
+def _kill_group(pid: int) -> None:
+    try:
+        os.killpg(pid, SIGKILL)
+    except OSError:
+        pass
+
+
+def _encode(value: object) -> str:
+    """JSON text of a reply: objects, strings, integers, finite floats, booleans, None.
+
+    Strings go through the C encoder the json package uses (``_json``), so they come out
+    as json.dumps writes them; anything else is a TypeError, as it is for json.dumps.
+    """
+    if value is None:
+        return "null"
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if isinstance(value, str):
+        return _json_str(value)
+    if isinstance(value, int):
+        return int.__repr__(value)
+    if isinstance(value, float):
+        return float.__repr__(value) if value - value == 0 else "null"  # inf, nan
+    if isinstance(value, dict):
+        return "{" + ",".join(f"{_json_str(str(k))}:{_encode(v)}" for k, v in value.items()) + "}"
+    raise TypeError(f"cannot encode {type(value).__name__} in a reply")
+
+
+def _send(sock: _Socket, reply: dict[str, Any]) -> None:
+    sock.send(_encode(reply).encode())
+
+
+class _Decoding:
+    """What the C scanner reads of a decoder: json.loads's defaults, no NaN or Infinity."""
+
+    strict = True
+    object_hook = None
+    object_pairs_hook = None
+    parse_float = float
+    parse_int = int
+
+    @staticmethod
+    def parse_constant(name: str) -> None:
+        raise ValueError(f"{name} is not a number a request holds")
+
+
+_scan = _json_scanner(_Decoding)  # type: ignore[arg-type]  # any object with these names
+
+
+def _load(msg: bytes) -> dict[str, Any] | None:
+    """A request from the host (a JSON object), or None when it is not one.
+
+    Read by the C scanner json.loads uses; the text must be one value and nothing after it.
+    """
+    try:
+        text = msg.decode()
+        value, end = _scan(text, 0)
+    except (UnicodeDecodeError, StopIteration, ValueError, RecursionError):
+        return None
+    return value if isinstance(value, dict) and end == len(text) else None
+
+
+def _recv_fds(sock: _Socket, size: int, maxfds: int) -> tuple[bytes, list[int]]:
+    """A message and the descriptors sent with it (socket.recv_fds without its import)."""
+    msg, ancdata, _flags, _addr = sock.recvmsg(size, CMSG_LEN(maxfds * 4))
+    fds: list[int] = []
+    for level, kind, data in ancdata:
+        if level == SOL_SOCKET and kind == SCM_RIGHTS:
+            n = len(data) // 4
+            fds += struct.unpack(f"{n}i", data[: 4 * n])
+    return msg, fds
 
 
 def _run(
-    sock: socket.socket,
+    sock: _Socket,
     req: dict[str, Any],
     fds: list[int],
     n: int,
@@ -242,16 +356,14 @@ def _run(
                 _, status, usage = os.wait4(pid, 0)
             elif sock.fileno() in ready:
                 msg = sock.recv(MAX_REQUEST)
-                if not msg or json.loads(msg).get("cancel") == req["id"]:
+                if not msg or (_load(msg) or {}).get("cancel") == req["id"]:
                     cancelled = True
-                    with contextlib.suppress(OSError):
-                        os.killpg(pid, signal.SIGKILL)
+                    _kill_group(pid)
                 if not msg:
                     _, status, usage = os.wait4(pid, 0)
             else:
                 timed_out = True
-                with contextlib.suppress(OSError):
-                    os.killpg(pid, signal.SIGKILL)
+                _kill_group(pid)
     finally:
         os.close(pidfd)
     left = _sweep(keep)
@@ -275,7 +387,7 @@ def _run(
 
 def main(argv: list[str]) -> int:
     """Serve requests on the socket ``argv[0]`` until the host closes it."""
-    sock = socket.socket(fileno=int(argv[0]))
+    sock = _Socket(fileno=int(argv[0]))
     os.set_inheritable(sock.fileno(), False)
     seccomp = bytes.fromhex(argv[1]) if len(argv) > 1 else b""
     # nothing in the sandbox may read this process's file descriptors or memory
@@ -285,24 +397,19 @@ def main(argv: list[str]) -> int:
     abi = landlock_abi()
     keep = _ancestors()
     os.makedirs(SCRATCH_ROOT, mode=0o700, exist_ok=True)
-    sock.send(json.dumps({"ready": True, "landlock": abi, "pid": os.getpid()}).encode())
+    _send(sock, {"ready": True, "landlock": abi, "pid": os.getpid()})
     if abi < 1:
         return 3
     n = 0
     while True:
         try:
-            msg, fds, _flags, _addr = socket.recv_fds(sock, MAX_REQUEST, 3)
+            msg, fds = _recv_fds(sock, MAX_REQUEST, 3)
         except OSError:
             return 0
         if not msg:
             return 0
-        try:
-            req = json.loads(msg)
-        except ValueError:
-            for fd in fds:
-                os.close(fd)
-            continue
-        if "argv" not in req:  # a late cancel of a command that has already ended
+        req = _load(msg)
+        if req is None or "argv" not in req:  # a late cancel of a command that has already ended
             for fd in fds:
                 os.close(fd)
             continue
@@ -312,7 +419,7 @@ def main(argv: list[str]) -> int:
         except Exception as exc:  # the host hears of it; the worker goes on
             _sweep(keep)
             reply = {"id": req.get("id"), "error": f"{type(exc).__name__}: {exc}"}
-        sock.send(json.dumps(reply).encode())
+        _send(sock, reply)
 
 
 if __name__ == "__main__":

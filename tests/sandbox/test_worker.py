@@ -1,0 +1,119 @@
+"""The session's worker: what it imports, and the pieces that stand in for json and shutil.
+
+Every sandbox session starts a worker, so its imports are part of every replay's, hook
+check's and verify's start. It imports only the C halves of json, signal and socket.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from lhbench.sandbox.worker import _clear, _encode, _load
+
+WORKER = Path(__file__).parents[2] / "src" / "lhbench" / "sandbox" / "worker.py"
+
+
+def test_the_worker_starts_without_the_modules_it_replaced(tmp_path: Path) -> None:
+    host, inside = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    with host:
+        proc = subprocess.Popen(
+            [sys.executable, "-X", "importtime", "-I", "-S", str(WORKER), str(inside.fileno())],
+            pass_fds=(inside.fileno(),),
+            stderr=subprocess.PIPE,
+            cwd=tmp_path,
+        )
+        inside.close()
+        host.settimeout(30)
+        hello = json.loads(host.recv(1 << 16))  # the host reads it with json, as a session does
+        host.shutdown(socket.SHUT_RDWR)
+        _, err = proc.communicate(timeout=30)
+    assert hello["ready"] is True and hello["pid"] == proc.pid
+    imported = {
+        line.rsplit("|", 1)[1].strip()
+        for line in err.decode().splitlines()
+        if line.startswith("import time:") and "|" in line
+    }
+    assert {"ctypes", "_json", "_socket"} <= imported
+    replaced = {"json", "re", "enum", "socket", "signal", "contextlib", "shutil", "typing"}
+    assert not imported & replaced, sorted(imported & replaced)
+    assert not {m for m in imported if m.startswith("lhbench")}
+
+
+_VALUES = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(),
+    lambda inner: st.dictionaries(st.text(), inner, max_size=5),
+    max_leaves=20,
+)
+
+
+@given(_VALUES)
+def test_a_reply_reads_back_as_json_reads_what_json_wrote(value: object) -> None:
+    text = _encode(value)
+    assert json.loads(text) == value
+    assert text == json.dumps(value, separators=(",", ":"))
+
+
+def test_a_reply_never_holds_what_json_cannot_read() -> None:
+    # a command's usage can hold no infinity, but if one came it must not break the reply
+    assert json.loads(_encode({"seconds": float("inf"), "x": float("nan")})) == {
+        "seconds": None,
+        "x": None,
+    }
+    for bad in (b"bytes", [1], (1,), {1, 2}, object()):
+        try:
+            _encode(bad)
+        except TypeError:
+            continue
+        raise AssertionError(f"{bad!r} was encoded")
+    # a command's error text is anything: quotes, controls, surrogates, newlines
+    nasty = 'a"b\\c\n\x00\u2028\ud800'
+    assert json.loads(_encode({"error": nasty})) == {"error": nasty}
+
+
+@given(st.dictionaries(st.text(), _VALUES, max_size=5))
+def test_a_request_reads_as_json_loads_reads_it(req: dict[str, object]) -> None:
+    assert _load(json.dumps(req).encode()) == req
+    assert _load(json.dumps(req, ensure_ascii=False).encode()) == req
+
+
+def test_a_request_that_is_not_one_is_none() -> None:
+    assert _load(b'{"argv": ["true"], "id": "x"}') == {"argv": ["true"], "id": "x"}
+    bad = [b"", b"\x00", b"garbage", b"[1, 2]", b'"argv"', b'{"a": 1} {"b": 2}', b'{"a":']
+    bad += [b'{"a": NaN}', b'{"a": Infinity}', b"\xff\xfe", b"[" * 100_000, b'{"a": 1}x']
+    for msg in bad:
+        assert _load(msg) is None, msg[:40]
+
+
+def test_clearing_a_scratch_directory_never_follows_a_link(tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    (outside / "sub").mkdir(parents=True)
+    (outside / "keep.txt").write_text("keep")
+    (outside / "sub" / "deep.txt").write_text("keep")
+    scratch = tmp_path / "scratch"
+    deep = scratch
+    for i in range(300):  # deeper than a recursive walk would like
+        deep = deep / f"d{i % 3}"
+    deep.mkdir(parents=True)
+    (deep / "f").write_text("x")
+    (scratch / "file").write_text("x")
+    (scratch / "to-dir").symlink_to(outside)
+    (scratch / "to-file").symlink_to(outside / "keep.txt")
+    (scratch / "dangling").symlink_to(tmp_path / "nowhere")
+    os.mkfifo(scratch / "fifo")
+    _clear(str(scratch))
+    assert not scratch.exists()
+    assert (outside / "keep.txt").read_text() == "keep"
+    assert (outside / "sub" / "deep.txt").read_text() == "keep"
+    _clear(str(scratch))  # gone already: nothing to do, nothing raised
