@@ -8,9 +8,12 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
+import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 from hypothesis import given
@@ -117,3 +120,48 @@ def test_clearing_a_scratch_directory_never_follows_a_link(tmp_path: Path) -> No
     assert (outside / "keep.txt").read_text() == "keep"
     assert (outside / "sub" / "deep.txt").read_text() == "keep"
     _clear(str(scratch))  # gone already: nothing to do, nothing raised
+
+
+def _as_unprivileged(fn: Callable[[], bool]) -> bool:
+    """``fn()`` in a child that is not root (root reads a directory whatever its mode)."""
+    if os.geteuid() != 0:
+        return fn()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child
+        try:
+            os.setgroups([])
+            os.setgid(65534)
+            os.setuid(65534)
+            os._exit(0 if fn() else 1)
+        finally:
+            os._exit(2)
+    _, status = os.waitpid(pid, 0)
+    return os.waitstatus_to_exitcode(status) == 0
+
+
+def test_clearing_gives_back_the_rights_a_command_took_from_its_own_directories() -> None:
+    base = Path(tempfile.mkdtemp(prefix="lhbench-clear-", dir="/tmp"))
+    try:
+        base.chmod(0o777)
+        scratch = base / "scratch"
+        locked = scratch / "locked"
+        (locked / "inner").mkdir(parents=True)
+        (locked / "inner" / "f").write_text("x")
+        (scratch / "f").write_text("x")
+        if os.geteuid() == 0:
+            for d, dirs, files in os.walk(scratch):
+                for name in [*dirs, *files]:
+                    os.lchown(Path(d) / name, 65534, 65534)
+            os.lchown(scratch, 65534, 65534)
+        (locked / "inner").chmod(0)
+        locked.chmod(0)
+
+        def cleared() -> bool:
+            _clear(str(scratch))
+            return not os.path.lexists(scratch)
+
+        assert _as_unprivileged(cleared)
+    finally:
+        for d, _, _ in os.walk(base):
+            os.chmod(d, 0o700)
+        shutil.rmtree(base, ignore_errors=True)

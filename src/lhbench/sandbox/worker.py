@@ -233,6 +233,13 @@ def _clear(path: str) -> None:
         dirs.append(d)
         try:
             entries = list(os.scandir(d))
+        except PermissionError:
+            # a command may take the rights off a directory of its own: give them back
+            try:
+                os.chmod(d, 0o700, follow_symlinks=False)
+                entries = list(os.scandir(d))
+            except (OSError, NotImplementedError):  # the latter: a libc without lchmod
+                continue
         except OSError:
             continue
         for entry in entries:
