@@ -19,7 +19,7 @@ from pathlib import Path
 from hypothesis import given
 from hypothesis import strategies as st
 
-from lhbench.sandbox.worker import _clear, _encode, _load
+from lhbench.sandbox.worker import _clear, _encode, _load, _malformed, _send
 
 WORKER = Path(__file__).parents[2] / "src" / "lhbench" / "sandbox" / "worker.py"
 
@@ -165,3 +165,87 @@ def test_clearing_gives_back_the_rights_a_command_took_from_its_own_directories(
         for d, _, _ in os.walk(base):
             os.chmod(d, 0o700)
         shutil.rmtree(base, ignore_errors=True)
+
+
+def _deep(top: Path, name: str, levels: int) -> None:
+    fd = os.open(top, os.O_RDONLY | os.O_DIRECTORY)
+    for _ in range(levels):
+        os.mkdir(name, dir_fd=fd)
+        inner = os.open(name, os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+        os.close(fd)
+        fd = inner
+    os.close(os.open("f", os.O_CREAT | os.O_WRONLY, 0o600, dir_fd=fd))
+    os.close(fd)
+
+
+def test_clearing_a_tree_deeper_than_path_max_or_any_recursion(tmp_path: Path) -> None:
+    scratch = tmp_path / "scratch"
+    (scratch / "long").mkdir(parents=True)
+    (scratch / "many").mkdir()
+    _deep(scratch / "long", "d" * 250, 17)  # 4,250 bytes of path
+    _deep(scratch / "many", "a", 2100)
+    # the name the clearing moves directories up to, taken by the command beforehand
+    (scratch / ".lhbench-clear-1" / "x").mkdir(parents=True)
+    _clear(str(scratch))
+    assert not os.path.lexists(scratch)
+
+
+def test_clearing_read_only_trees_and_a_read_only_scratch_directory() -> None:
+    base = Path(tempfile.mkdtemp(prefix="lhbench-clear-", dir="/tmp"))
+    try:
+        base.chmod(0o777)
+        scratch = base / "scratch"
+        for mode in (0o500, 0o400, 0o100, 0o000):
+            d = scratch / f"ro{mode:o}" / "inner"
+            d.mkdir(parents=True)
+            (d / "f").write_text("x")
+        (scratch / "f").write_text("x")
+        if os.geteuid() == 0:
+            for d, dirs, files in os.walk(scratch):
+                for name in [*dirs, *files]:
+                    os.lchown(Path(d) / name, 65534, 65534)
+            os.lchown(scratch, 65534, 65534)
+        for mode in (0o500, 0o400, 0o100, 0o000):
+            (scratch / f"ro{mode:o}" / "inner").chmod(mode)
+            (scratch / f"ro{mode:o}").chmod(mode)
+        scratch.chmod(0o500)
+
+        def cleared() -> bool:
+            _clear(str(scratch))
+            return not os.path.lexists(scratch)
+
+        assert _as_unprivileged(cleared)
+    finally:
+        for d, _, _ in os.walk(base):
+            os.chmod(d, 0o700)
+        shutil.rmtree(base, ignore_errors=True)
+
+
+class _Sent:
+    def __init__(self) -> None:
+        self.messages: list[bytes] = []
+
+    def send(self, data: bytes) -> int:
+        self.messages.append(data)
+        return len(data)
+
+
+def test_a_reply_that_cannot_be_written_says_so_and_the_worker_goes_on() -> None:
+    sent = _Sent()
+    _send(sent, {"id": "abc", "usage": {"x": b"bytes"}})  # type: ignore[arg-type]
+    _send(sent, {"id": ["not", "a", "string"], "returncode": 0})  # type: ignore[arg-type]
+    nested: dict[str, object] = {}
+    for _ in range(100_000):
+        nested = {"k": nested}
+    _send(sent, {"id": "deep", "x": nested})  # type: ignore[arg-type]
+    replies = [json.loads(m) for m in sent.messages]
+    assert [r["id"] for r in replies] == ["abc", None, "deep"]
+    assert "TypeError" in replies[0]["error"] and "TypeError" in replies[1]["error"]
+    assert "RecursionError" in replies[2]["error"]
+
+
+def test_a_request_that_cannot_be_run_is_answered_with_why() -> None:
+    assert _malformed({"id": "n", "argv": ["/bin/true"]}) is None
+    assert _malformed({"id": ["n"], "argv": ["/bin/true"]}) == "a request's id must be a string"
+    for argv in ([], "/bin/true", [1], ["/bin/true", None]):
+        assert _malformed({"id": "n", "argv": argv}) == "a request's argv must be a list of strings"

@@ -233,6 +233,58 @@ def test_check_leaves_no_state_for_the_next(unit: tuple[SandboxSession, Path]) -
     assert (state / "answer.txt").read_text() == "the run's answer\n"
 
 
+def test_a_scratch_directory_made_hard_to_remove_is_removed_before_the_next_check(
+    unit: tuple[SandboxSession, Path],
+) -> None:
+    """Deeper than PATH_MAX, read-only, without rights, the scratch directory itself
+    read-only: the next check finds nothing of it (and neither its memory nor its disk)."""
+    session, state = unit
+    bury = """
+        import os
+        t = os.environ['TMPDIR']
+        def deep(top, name, levels):
+            fd = os.open(top, os.O_RDONLY | os.O_DIRECTORY)
+            for _ in range(levels):
+                os.mkdir(name, dir_fd=fd)
+                inner = os.open(name, os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+                os.close(fd)
+                fd = inner
+            out = os.open('secret', os.O_CREAT | os.O_WRONLY, 0o600, dir_fd=fd)
+            os.write(out, b'LEFT-BEHIND')
+            os.close(out)
+            os.close(fd)
+        os.mkdir(f'{t}/long')
+        deep(f'{t}/long', 'd' * 250, 17)  # a path of 4,250 bytes, past PATH_MAX
+        os.mkdir(f'{t}/many')
+        deep(f'{t}/many', 'a', 2100)  # deeper than any recursion would go
+        for mode in (0o500, 0o400, 0o100, 0o000):
+            d = f'{t}/ro{mode:o}/inner'
+            os.makedirs(d)
+            with open(f'{d}/secret', 'w') as f:
+                f.write('LEFT-BEHIND')
+            os.chmod(d, mode)
+            os.chmod(os.path.dirname(d), mode)
+        with open(f'{t}/secret', 'w') as f:
+            f.write('LEFT-BEHIND')
+        os.symlink(os.getcwd(), f'{t}/to-state')  # never followed
+        os.chmod(t, 0o500)
+        print('buried')
+    """
+    look = """
+        import os
+        mine = os.environ['TMPDIR']
+        left = [d for d in os.listdir('/tmp/.lhbench-worker') if d != os.path.basename(mine)]
+        print(left, os.listdir(mine))
+    """
+    with bounded(120):
+        res = py(session, state, bury)
+        seen = py(session, state, look)
+    assert res.returncode == 0 and res.text().strip() == "buried", res.text("stderr")
+    assert seen.returncode == 0 and seen.text().strip() == "[] []", seen.text()
+    assert (state / "answer.txt").read_text() == "the run's answer\n"
+    assert session.started == 1
+
+
 def test_only_the_paths_a_command_is_given_are_writable(unit: tuple[SandboxSession, Path]) -> None:
     """A replay writes its state; a check after it, in the same sandbox, cannot."""
     session, state = unit

@@ -221,40 +221,76 @@ def _sweep(keep: set[int]) -> int:
     return len(killed)
 
 
-def _clear(path: str) -> None:
-    """Remove a command's scratch directory, never following a link.
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
-    shutil's rmtree without its import; every process that could change the tree has been
-    killed.
+
+def _clear(path: str) -> None:
+    """Remove a command's scratch directory and everything in it, whatever it made there.
+
+    Every process that could change the tree has been killed. Each directory is opened
+    by descriptor (never through a link), given back the rights its command may have
+    taken (read-only, or no rights at all), emptied of its files, and its directories
+    moved up into the scratch directory itself: so no directory is ever deeper than one
+    level, however deep the command nested them (past PATH_MAX, or thousands of levels),
+    and one descriptor is open at a time. shutil's rmtree would keep a descriptor and a
+    stack frame per level, and its import costs every sandbox's start.
     """
-    dirs, todo = [], [path]
-    while todo:
-        d = todo.pop()
-        dirs.append(d)
-        try:
-            entries = list(os.scandir(d))
-        except PermissionError:
-            # a command may take the rights off a directory of its own: give them back
+    try:
+        os.chmod(path, 0o700)
+        root = os.open(path, _DIR_FLAGS)
+    except OSError:
+        return
+    try:
+        todo: list[str | None] = [None]  # None: the scratch directory itself
+        moved = 0
+        taken: set[str] = set()  # the names the command gave the scratch directory's entries
+        while todo:
+            name = todo.pop()
             try:
-                os.chmod(d, 0o700, follow_symlinks=False)
-                entries = list(os.scandir(d))
-            except (OSError, NotImplementedError):  # the latter: a libc without lchmod
-                continue
-        except OSError:
-            continue
-        for entry in entries:
-            try:
-                if entry.is_dir(follow_symlinks=False):
-                    todo.append(entry.path)
+                if name is None:
+                    fd = os.dup(root)
                 else:
-                    os.unlink(entry.path)
+                    # a directory (lstat said so, and nothing is left to swap it for a link)
+                    os.chmod(name, 0o700, dir_fd=root)
+                    fd = os.open(name, _DIR_FLAGS, dir_fd=root)
             except OSError:
-                pass
-    for d in reversed(dirs):
-        try:
-            os.rmdir(d)
-        except OSError:
-            pass
+                continue
+            try:
+                with os.scandir(fd) as entries:
+                    found = [(e.name, e.is_dir(follow_symlinks=False)) for e in entries]
+            except OSError:
+                found = []
+            if name is None:
+                taken = {child for child, _ in found}
+            for child, is_dir in found:
+                try:
+                    if not is_dir:
+                        os.unlink(child, dir_fd=fd)
+                    elif name is None:
+                        todo.append(child)
+                    else:
+                        moved += 1
+                        while f".lhbench-clear-{moved}" in taken:
+                            moved += 1
+                        up = f".lhbench-clear-{moved}"
+                        # moving a directory rewrites its "..": it must be writable
+                        os.chmod(child, 0o700, dir_fd=fd)
+                        os.rename(child, up, src_dir_fd=fd, dst_dir_fd=root)
+                        todo.append(up)
+                except OSError:
+                    pass
+            os.close(fd)
+            if name is not None:
+                try:
+                    os.rmdir(name, dir_fd=root)
+                except OSError:
+                    pass
+    finally:
+        os.close(root)
+    try:
+        os.rmdir(path)
+    except OSError:
+        pass
 
 
 def _kill_group(pid: int) -> None:
@@ -288,7 +324,28 @@ def _encode(value: object) -> str:
 
 
 def _send(sock: _Socket, reply: dict[str, Any]) -> None:
-    sock.send(_encode(reply).encode())
+    try:
+        text = _encode(reply)
+    except (TypeError, ValueError, RecursionError) as exc:
+        # never the worker's end: the host hears that this reply could not be written
+        rid = reply.get("id")
+        text = _encode(
+            {
+                "id": rid if isinstance(rid, str) else None,
+                "error": f"the reply could not be written: {type(exc).__name__}",
+            }
+        )
+    sock.send(text.encode())
+
+
+def _malformed(req: dict[str, Any]) -> str | None:
+    """Why a request cannot be run (None: it can); its id is echoed only if a string."""
+    if not isinstance(req.get("id"), str):
+        return "a request's id must be a string"
+    argv = req["argv"]
+    if not isinstance(argv, list) or not argv or not all(isinstance(a, str) for a in argv):
+        return "a request's argv must be a list of strings"
+    return None
 
 
 class _Decoding:
@@ -419,6 +476,13 @@ def main(argv: list[str]) -> int:
         if req is None or "argv" not in req:  # a late cancel of a command that has already ended
             for fd in fds:
                 os.close(fd)
+            continue
+        why = _malformed(req)
+        if why is not None:
+            for fd in fds:
+                os.close(fd)
+            rid = req.get("id")
+            _send(sock, {"id": rid if isinstance(rid, str) else None, "error": why})
             continue
         n += 1
         try:
