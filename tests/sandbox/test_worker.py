@@ -178,16 +178,22 @@ def _deep(top: Path, name: str, levels: int) -> None:
     os.close(fd)
 
 
-def test_clearing_a_tree_deeper_than_path_max_or_any_recursion(tmp_path: Path) -> None:
-    scratch = tmp_path / "scratch"
-    (scratch / "long").mkdir(parents=True)
-    (scratch / "many").mkdir()
-    _deep(scratch / "long", "d" * 250, 17)  # 4,250 bytes of path
-    _deep(scratch / "many", "a", 2100)
-    # the name the clearing moves directories up to, taken by the command beforehand
-    (scratch / ".lhbench-clear-1" / "x").mkdir(parents=True)
-    _clear(str(scratch))
-    assert not os.path.lexists(scratch)
+def test_clearing_a_tree_deeper_than_path_max_or_any_recursion() -> None:
+    # not in tmp_path: were it left behind, pytest's own clean-up of old temporary
+    # directories (shutil.rmtree, recursive) would fail on it in a later session
+    base = Path(tempfile.mkdtemp(prefix="lhbench-clear-deep-", dir="/tmp"))
+    try:
+        scratch = base / "scratch"
+        (scratch / "long").mkdir(parents=True)
+        (scratch / "many").mkdir()
+        _deep(scratch / "long", "d" * 250, 17)  # 4,250 bytes of path
+        _deep(scratch / "many", "a", 2100)
+        # the name the clearing moves directories up to, taken by the command beforehand
+        (scratch / ".lhbench-clear-1" / "x").mkdir(parents=True)
+        _clear(str(scratch))
+        assert not os.path.lexists(scratch)
+    finally:
+        subprocess.run(["rm", "-rf", str(base)], check=False)  # GNU rm: any depth
 
 
 def test_clearing_read_only_trees_and_a_read_only_scratch_directory() -> None:
