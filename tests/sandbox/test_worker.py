@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import socket
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 from hypothesis import given
@@ -139,32 +139,53 @@ def _as_unprivileged(fn: Callable[[], bool]) -> bool:
     return os.waitstatus_to_exitcode(status) == 0
 
 
-def test_clearing_gives_back_the_rights_a_command_took_from_its_own_directories() -> None:
+@contextmanager
+def _scratch_base() -> Iterator[Path]:
+    """A directory outside pytest's ``tmp_path`` (whose clean-up a tree left here would
+    break), removed whatever is left in it: any depth, any mode."""
     base = Path(tempfile.mkdtemp(prefix="lhbench-clear-", dir="/tmp"))
+    base.chmod(0o777)
     try:
-        base.chmod(0o777)
+        yield base
+    finally:
+        subprocess.run(["rm", "-rf", str(base)], check=False)  # GNU rm: any depth
+        if base.exists():  # not root: directories without rights stopped rm
+            with suppress(OSError, RecursionError):
+                for d, _, _ in os.walk(base):
+                    os.chmod(d, 0o700)
+            subprocess.run(["rm", "-rf", str(base)], check=False)
+
+
+def _clears_as_its_owner(scratch: Path, lock: Callable[[], None]) -> bool:
+    """Whether ``_clear`` removes ``scratch`` after ``lock()`` took rights away, run as a
+    uid that owns the tree and is not root."""
+    if os.geteuid() == 0:
+        for d, dirs, files in os.walk(scratch):
+            for name in [*dirs, *files]:
+                os.lchown(Path(d) / name, 65534, 65534)
+        os.lchown(scratch, 65534, 65534)
+    lock()
+
+    def cleared() -> bool:
+        _clear(str(scratch))
+        return not os.path.lexists(scratch)
+
+    return _as_unprivileged(cleared)
+
+
+def test_clearing_gives_back_the_rights_a_command_took_from_its_own_directories() -> None:
+    with _scratch_base() as base:
         scratch = base / "scratch"
         locked = scratch / "locked"
         (locked / "inner").mkdir(parents=True)
         (locked / "inner" / "f").write_text("x")
         (scratch / "f").write_text("x")
-        if os.geteuid() == 0:
-            for d, dirs, files in os.walk(scratch):
-                for name in [*dirs, *files]:
-                    os.lchown(Path(d) / name, 65534, 65534)
-            os.lchown(scratch, 65534, 65534)
-        (locked / "inner").chmod(0)
-        locked.chmod(0)
 
-        def cleared() -> bool:
-            _clear(str(scratch))
-            return not os.path.lexists(scratch)
+        def lock() -> None:
+            (locked / "inner").chmod(0)
+            locked.chmod(0)
 
-        assert _as_unprivileged(cleared)
-    finally:
-        for d, _, _ in os.walk(base):
-            os.chmod(d, 0o700)
-        shutil.rmtree(base, ignore_errors=True)
+        assert _clears_as_its_owner(scratch, lock)
 
 
 def _deep(top: Path, name: str, levels: int) -> None:
@@ -179,10 +200,7 @@ def _deep(top: Path, name: str, levels: int) -> None:
 
 
 def test_clearing_a_tree_deeper_than_path_max_or_any_recursion() -> None:
-    # not in tmp_path: were it left behind, pytest's own clean-up of old temporary
-    # directories (shutil.rmtree, recursive) would fail on it in a later session
-    base = Path(tempfile.mkdtemp(prefix="lhbench-clear-deep-", dir="/tmp"))
-    try:
+    with _scratch_base() as base:
         scratch = base / "scratch"
         (scratch / "long").mkdir(parents=True)
         (scratch / "many").mkdir()
@@ -192,39 +210,25 @@ def test_clearing_a_tree_deeper_than_path_max_or_any_recursion() -> None:
         (scratch / ".lhbench-clear-1" / "x").mkdir(parents=True)
         _clear(str(scratch))
         assert not os.path.lexists(scratch)
-    finally:
-        subprocess.run(["rm", "-rf", str(base)], check=False)  # GNU rm: any depth
 
 
 def test_clearing_read_only_trees_and_a_read_only_scratch_directory() -> None:
-    base = Path(tempfile.mkdtemp(prefix="lhbench-clear-", dir="/tmp"))
-    try:
-        base.chmod(0o777)
+    modes = (0o500, 0o400, 0o100, 0o000)
+    with _scratch_base() as base:
         scratch = base / "scratch"
-        for mode in (0o500, 0o400, 0o100, 0o000):
+        for mode in modes:
             d = scratch / f"ro{mode:o}" / "inner"
             d.mkdir(parents=True)
             (d / "f").write_text("x")
         (scratch / "f").write_text("x")
-        if os.geteuid() == 0:
-            for d, dirs, files in os.walk(scratch):
-                for name in [*dirs, *files]:
-                    os.lchown(Path(d) / name, 65534, 65534)
-            os.lchown(scratch, 65534, 65534)
-        for mode in (0o500, 0o400, 0o100, 0o000):
-            (scratch / f"ro{mode:o}" / "inner").chmod(mode)
-            (scratch / f"ro{mode:o}").chmod(mode)
-        scratch.chmod(0o500)
 
-        def cleared() -> bool:
-            _clear(str(scratch))
-            return not os.path.lexists(scratch)
+        def lock() -> None:
+            for mode in modes:
+                (scratch / f"ro{mode:o}" / "inner").chmod(mode)
+                (scratch / f"ro{mode:o}").chmod(mode)
+            scratch.chmod(0o500)
 
-        assert _as_unprivileged(cleared)
-    finally:
-        for d, _, _ in os.walk(base):
-            os.chmod(d, 0o700)
-        shutil.rmtree(base, ignore_errors=True)
+        assert _clears_as_its_owner(scratch, lock)
 
 
 class _Sent:
