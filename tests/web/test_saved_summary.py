@@ -1,15 +1,17 @@
-"""A restarted server loads the summary's saved grade cells instead of summing every grade.
+"""A restarted server loads what its last summary read instead of reading every row again.
 
-The whole summary at 1,000,000 grades spends most of its time in the database's sums;
-the server saves them (signed arrays, :func:`lhbench.web.front.save_grades`) and its next
-start loads them and brings them up to date with the change log, as a running server does
-after a write. Whatever was written between the two starts, the figures must be those of a
-fresh full analysis; an edited, foreign, oversized or garbled file, or one the change log
-can no longer bring up to date, is ignored and the store summarised as before.
+The whole summary at 1,000,000 grades spends most of its time in the database's sums,
+and a restarted one reading every run, label and verdict; the server saves them (signed
+arrays and JSON, :func:`lhbench.web.front.save_summary`) and its next start loads them
+and brings them up to date with the change log, as a running server does after a write.
+Whatever was written between the two starts, the figures must be those of a fresh full
+analysis; an edited, foreign, oversized or garbled file, or one the change log can no
+longer bring up to date, is ignored and the store summarised as before.
 """
 
 from __future__ import annotations
 
+import json
 import random
 import shutil
 from collections.abc import Iterator
@@ -22,9 +24,9 @@ from fastapi.testclient import TestClient
 from lhbench.store import Store
 from lhbench.web import create_app
 from lhbench.web import front as web_front
-from lhbench.web.analysis import GradeState, analyse
+from lhbench.web.analysis import SavedSummary, analyse
 from lhbench.web.auth import LoginPolicy
-from lhbench.web.front import grades_path, load_grades, save_grades
+from lhbench.web.front import load_summary, save_summary, summary_path
 from tests.conftest import PG_URL, _pg_database
 from tests.web.conftest import PASSWORD, seed, settings
 from tests.web.test_analysis import _disturb
@@ -60,19 +62,34 @@ def store(
 
 
 def _refuse_grade_sums(mp: pytest.MonkeyPatch) -> None:
+    """Fail on a read of every grade, run, label or verdict (what the saved summary holds)."""
+
     def refuse(self: Store, *a: Any, **k: Any) -> Any:
         raise AssertionError("every grade was summed again")
 
+    def refuse_all(name: str) -> Any:
+        original = getattr(Store, name)
+
+        def read(self: Store, run_ids: Any = None) -> Any:
+            if run_ids is None:
+                raise AssertionError(f"every row was read again ({name})")
+            return original(self, run_ids)
+
+        return read
+
     mp.setattr(Store, "grade_summary", refuse)
+    mp.setattr(Store, "run_facts", refuse_all("run_facts"))
+    mp.setattr(Store, "label_facts", refuse_all("label_facts"))
+    mp.setattr(Store, "verdict_facts", refuse_all("verdict_facts"))
 
 
 def _saved(store: Store, path: Path) -> Any:
     """A full analysis, its grade cells saved at ``path``."""
-    return analyse(store, save=lambda state: save_grades(path, SECRET, store, state))
+    return analyse(store, save=lambda state: save_summary(path, SECRET, store, state))
 
 
 def _loaded(store: Store, path: Path) -> Any:
-    return analyse(store, load=lambda: load_grades(path, SECRET, store))
+    return analyse(store, load=lambda: load_summary(path, SECRET, store))
 
 
 def test_saved_cells_brought_up_to_date_equal_a_full_analysis(store: Store, tmp_path: Path) -> None:
@@ -160,7 +177,7 @@ def _overview(c: TestClient) -> list[str]:
 def test_restart_then_write_then_overview_equals_a_fresh_app(store: Store, tmp_path: Path) -> None:
     first = _client(store, tmp_path)
     _overview(first)
-    assert grades_path(tmp_path / "fronts", store).exists()
+    assert summary_path(tmp_path / "fronts", store).exists()
     rng = random.Random(11)
     label(store, rng)  # written while no server runs
     with pytest.MonkeyPatch.context() as mp:
@@ -177,7 +194,7 @@ def test_restart_then_write_then_overview_equals_a_fresh_app(store: Store, tmp_p
 def _saved_file(store: Store, tmp_path: Path) -> Path:
     path = tmp_path / "grades.bin"
     _saved(store, path)
-    assert load_grades(path, SECRET, store) is not None
+    assert load_summary(path, SECRET, store) is not None
     return path
 
 
@@ -203,6 +220,11 @@ def _resigned(path: Path, body: bytes) -> None:
         "signed index out of range",
         "signed other store",
         "signed other code",
+        "signed run id a number",
+        "signed label passed a string",
+        "signed fields of different lengths",
+        "signed tag set out of range",
+        "signed facts missing",
     ],
 )
 def test_an_edited_foreign_or_hostile_file_is_ignored(
@@ -225,8 +247,8 @@ def test_an_edited_foreign_or_hostile_file_is_ignored(
         path.write_bytes(raw[: len(raw) // 2])
     elif forge == "oversized":
         with pytest.MonkeyPatch.context() as mp:
-            mp.setattr(web_front, "MAX_GRADES_BYTES", len(raw) - 1)
-            assert load_grades(path, secret, store) is None
+            mp.setattr(web_front, "MAX_SUMMARY_BYTES", len(raw) - 1)
+            assert load_summary(path, secret, store) is None
         return
     elif forge == "front file":
         # the overview's front, signed with the same secret, is not grade cells
@@ -240,21 +262,39 @@ def test_an_edited_foreign_or_hostile_file_is_ignored(
     elif forge == "signed index out of range":
         # a run index past the run list: never an IndexError, never a wrong run
         _resigned(path, head + b"\n" + b"\xff\xff\xff\x7f" + data[4:])
+    elif forge.startswith("signed") and forge.endswith(
+        ("number", "string", "lengths", "range", "missing")
+    ):
+        # well signed, and the facts not what a summary wrote: never a figure
+        lines = body.split(b"\n", 1 + web_front._FACT_LINES)
+        facts, rest = [json.loads(x) for x in lines[1:-1]], lines[-1]
+        runs = len(web_front._RUN_FIELDS)
+        if forge.endswith("number"):
+            facts[0][0] = 7  # a run's id
+        elif forge.endswith("string"):
+            facts[runs + 3 + 2][0] = "yes"  # a label's outcome
+        elif forge.endswith("lengths"):
+            facts[-2].pop()  # a verdict's outcome
+        elif forge.endswith("range"):
+            facts[runs + 1][0] = -1  # a run's tag set: Python would read the last one
+        else:
+            facts.pop()
+        _resigned(path, b"\n".join([head, *(json.dumps(f).encode() for f in facts), rest]))
     elif forge == "signed other store":
         _resigned(path, head.replace(b'"store": "', b'"store": "x') + b"\n" + data)
     else:
         _resigned(path, head.replace(b'"format": ', b'"format": 9') + b"\n" + data)
-    assert load_grades(path, secret, store) is None
+    assert load_summary(path, secret, store) is None
     # the analysis made over it is the full one
-    assert _figures(analyse(store, load=lambda: load_grades(path, secret, store))) == _figures(
+    assert _figures(analyse(store, load=lambda: load_summary(path, secret, store))) == _figures(
         analyse_fresh(store)
     )
 
 
 def test_a_trimmed_log_makes_the_saved_cells_unusable(store: Store, tmp_path: Path) -> None:
     path = _saved_file(store, tmp_path)
-    state = load_grades(path, SECRET, store)
-    assert isinstance(state, GradeState)
+    state = load_summary(path, SECRET, store)
+    assert isinstance(state, SavedSummary)
     label(store, random.Random(1))
     # another reader cut the log past the saved mark: what was written is unknown
     assert store.trim_changes(store.change_mark(), keep=0)

@@ -79,7 +79,7 @@ __all__ = [
     "Analysis",
     "Estimate",
     "Front",
-    "GradeState",
+    "SavedSummary",
     "analyse",
     "default_group_by",
     "grade_is_current",
@@ -451,13 +451,17 @@ gc_paused = collector_paused
 
 
 @dataclass
-class GradeState:
-    """A summary's grade cells and combination counts at a change-log ``mark``.
+class SavedSummary:
+    """What a full summary read of the store, at a change-log ``mark``.
 
-    What a full summary reads of the grades (the database's sums over every grade, most
-    of its time at 1,000,000 grades), kept per run as :class:`_Summary` holds it. A
-    restarted server loads it (:mod:`lhbench.web.front`) instead of summing every grade
-    again, and brings it up to date with the change log as a running server does.
+    The grade cells (the database's sums over every grade, most of a full summary's time
+    at 1,000,000 grades) and combination counts, kept per run as :class:`_Summary` holds
+    them, and the run, label and verdict facts it read (at 100,000 runs, half a second of
+    a restarted server's summary to read again). A restarted server loads it
+    (:mod:`lhbench.web.front`) instead of reading them again, and brings it up to date
+    with the change log as a running server does: a write of grades, labels or verdicts
+    names its runs there, and any write of runs, packs, tasks or rubrics makes the saved
+    summary unusable (:func:`_from_saved`).
     """
 
     mark: int
@@ -467,6 +471,10 @@ class GradeState:
     combo_counts: dict[tuple[str | None, str, str, str, str, str], int]
     # judge config -> its newest grade's time
     newest: dict[str, datetime]
+    # every run's facts (Store.run_facts), every label's and every verdict's, as read
+    runs: list[RunFact]
+    labels: list[LabelFact]
+    verdicts: list[VerdictFact]
     # the overview's saved front, valid at change-log mark ``front_mark``: its agent rows
     # are the rows a summary at that mark computes (used when the update ends there)
     front: Front | None = None
@@ -478,26 +486,38 @@ def analyse(
     *,
     by: Sequence[str] | None = None,
     panel: set[str] | None = None,
-    load: Callable[[], GradeState | None] | None = None,
-    save: Callable[[GradeState], None] | None = None,
+    load: Callable[[], SavedSummary | None] | None = None,
+    save: Callable[[SavedSummary], None] | None = None,
 ) -> Analysis:
     """Summarise the store for the pages.
 
     ``by`` are the keys that make an agent (default: harness, model and every version key).
-    ``load`` gives grade cells saved at an earlier mark, used when the change log still
-    says what was written since (else ignored); ``save`` is given the grade cells of a
-    summary made from the store, before anything can change them.
+    ``load`` gives what a summary saved at an earlier mark, used when the change log still
+    says what was written since (else ignored); ``save`` is given what a summary made from
+    the store read (:class:`SavedSummary`), before anything can change it.
     """
     settle_heap()
     with gc_paused():
-        # loaded with the collector off: 600,000 cells' lists would trigger collections
+        # loaded with the collector off: its 100,000s of facts would trigger collections
         # that walk the whole heap (2.6 s instead of 0.4 s at 100,000 runs)
         saved = load() if load is not None else None
         summary = _from_saved(store, by, panel, saved) if saved is not None else None
         if summary is None:
             summary = _Summary.full(store, by=by, panel=panel)
             if save is not None:
-                save(GradeState(summary.mark, summary.cells, summary.combo_counts, summary.newest))
+                labels, verdicts = summary.read
+                save(
+                    SavedSummary(
+                        summary.mark,
+                        summary.cells,
+                        summary.combo_counts,
+                        summary.newest,
+                        summary.every,
+                        labels,
+                        verdicts,
+                    )
+                )
+        summary.read = ([], [])  # the labels' facts are not kept (100,000 at scale)
         out = summary.analysis()
         # the summary lives until the next write and holds no cycles: out of the
         # collector's way, or the requests after it pay for walking it (see settle_heap).
@@ -510,9 +530,9 @@ def analyse(
 
 
 def _from_saved(
-    store: Store, by: Sequence[str] | None, panel: set[str] | None, saved: GradeState
+    store: Store, by: Sequence[str] | None, panel: set[str] | None, saved: SavedSummary
 ) -> _Summary | None:
-    """A summary from saved grade cells, updated as :func:`refresh` would (None: unusable)."""
+    """A summary from a saved one, updated as :func:`refresh` would (None: unusable)."""
     changes = store.changes_since(saved.mark)
     if changes.whole - {"votes"} or changes.trimmed > saved.mark:
         return None
@@ -602,13 +622,20 @@ class _LabelPart:
 class _Summary:
     """Everything :class:`Analysis` is built from, kept per run so a write updates it."""
 
-    def __init__(self, store: Store, by: Sequence[str] | None, panel: set[str] | None) -> None:
+    def __init__(
+        self,
+        store: Store,
+        by: Sequence[str] | None,
+        panel: set[str] | None,
+        runs: list[RunFact] | None = None,
+    ) -> None:
+        """Everything but the grade cells, from the store (its run facts ``runs`` if given)."""
         self.by_asked = tuple(by) if by else None
         self.panel = panel
         # the change log's newest entry before anything is read: a write after it is
         # read again by the next update (runs are recomputed whole, so twice is harmless)
         self.mark = store.change_mark()
-        self.every = store.run_facts()
+        self.every = store.run_facts() if runs is None else runs
         self.every_by_id = dict(zip(map(_ID, self.every), self.every, strict=True))
         # a run that failed for infrastructure is no score: in no figure, named in the notes
         kind = FailureKind.INFRASTRUCTURE.value
@@ -655,6 +682,8 @@ class _Summary:
         self._saved_rows: Sequence[AgentRow] | None = None
         # whether the agents' rows were taken from a saved front
         self.rows_saved = False
+        # the label and verdict facts a full summary read (what it saves, then dropped)
+        self.read: tuple[list[LabelFact], list[VerdictFact]] = ([], [])
 
     @classmethod
     def full(
@@ -663,17 +692,18 @@ class _Summary:
         *,
         by: Sequence[str] | None,
         panel: set[str] | None,
-        saved: GradeState | None = None,
+        saved: SavedSummary | None = None,
         front: Front | None = None,
     ) -> _Summary:
-        """The store summarised from scratch (its grade cells from ``saved`` if given).
+        """The store summarised from scratch (from what ``saved`` holds, if given).
 
-        With ``saved``, the summary is at the saved mark: the runs written to since are
-        the caller's to update (:func:`_from_saved`). ``front``: the overview's front at
-        the mark that update ends at; its agents' rows are used if they are of these
-        agents (the same grouping, labels and run counts), not computed again.
+        With ``saved``, the summary is at the saved mark, made from what it holds: the
+        runs written to since are the caller's to update (:func:`_from_saved`).
+        ``front``: the overview's front at the mark that update ends at; its agents' rows
+        are used if they are of these agents (the same grouping, labels and run counts),
+        not computed again.
         """
-        s = cls(store, by, panel)
+        s = cls(store, by, panel, None if saved is None else saved.runs)
         if front is not None and front.by == s.group_by:
             s._saved_rows = front.agents
         if saved is not None:
@@ -685,7 +715,7 @@ class _Summary:
             )
             # every cell's grades, as the combinations count them
             s.grades_total = sum(saved.combo_counts.values())
-            s._finish(store)
+            s._finish(store, saved.labels, saved.verdicts)
             return s
         summary = store.grade_summary({r.id: r.pack_id for r in s.every})
         s.cells = GradeCells.from_flat(summary.cells)
@@ -701,16 +731,20 @@ class _Summary:
             )
             s.combo_counts[ckey] = combo.grades
             s.newest[combo.judge_key] = combo.last_at
-        s._finish(store)
+        s._finish(store, store.label_facts(), store.verdict_facts())
         return s
 
-    def _finish(self, store: Store) -> None:
-        """Everything after the grade cells: policy, parts, scores, labels, verdicts, rows."""
+    def _finish(self, store: Store, labels: list[LabelFact], verdicts: list[VerdictFact]) -> None:
+        """Everything after the grade cells: policy, parts, scores, labels, verdicts, rows.
+
+        ``labels`` and ``verdicts``: every label's and verdict's facts.
+        """
         s = self
+        s.read = (labels, verdicts)
         s._judge_policy()
         s._set_all_parts()
-        s._set_labels(store.label_facts(), None)
-        s._set_verdicts(store.verdict_facts(), ())
+        s._set_labels(labels, None)
+        s._set_verdicts(verdicts, ())
         s._rate(store)
         s._count_infra(store)
         saved = {r.label: r for r in s._saved_rows or ()}

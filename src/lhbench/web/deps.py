@@ -33,17 +33,17 @@ from lhbench.config import Settings
 from lhbench.reporting import ReportData, fmt
 from lhbench.schema import Run
 from lhbench.store import Store
-from lhbench.web.analysis import Analysis, Front, GradeState, analyse, pack_tasks, refresh
+from lhbench.web.analysis import Analysis, Front, SavedSummary, analyse, pack_tasks, refresh
 from lhbench.web.auth import LoginPolicy, csrf_ok, hash_token
 from lhbench.web.front import (
     RunContext,
     front_path,
-    grades_path,
     load_front,
-    load_grades,
+    load_summary,
     run_context,
     save_front,
-    save_grades,
+    save_summary,
+    summary_path,
 )
 from lhbench.web.security import same_origin_post
 from lhbench.web.views import StoreCache
@@ -232,18 +232,18 @@ class WebApp:
             )
 
     def _analyse(self, by: tuple[str, ...] | None) -> Analysis:
-        """A whole summary; of the default grouping from the grade cells saved by the last."""
+        """A whole summary; of the default grouping from what the last one saved."""
         if by is not None or self.front_dir is None:
             return analyse(self.store, by=by, panel=self.panel)
-        path = grades_path(self.front_dir, self.store)
+        path = summary_path(self.front_dir, self.store)
 
-        def save(state: GradeState) -> None:
+        def save(state: SavedSummary) -> None:
             # failing, only the next start's summary is slower
             with contextlib.suppress(OSError):
-                save_grades(path, self.secret, self.store, state)
+                save_summary(path, self.secret, self.store, state)
 
-        def load() -> GradeState | None:
-            state = load_grades(path, self.secret, self.store)
+        def load() -> SavedSummary | None:
+            state = load_summary(path, self.secret, self.store)
             if state is not None and self.front_dir is not None:
                 # the front's rows, if it is valid at this mark (read first: a write
                 # between the two reads leaves the mark older than the front's, unused)

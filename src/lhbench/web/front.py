@@ -10,6 +10,11 @@ restarted server answers from it only while the store is still at that version a
 and the signature holds; anything else (a write, a re-registered pack, another judge
 panel or lhbench version, an edited or foreign file) and the file is ignored. No pickle
 is read: JSON, checked before it is parsed, into plain numbers and strings.
+
+Beside it, what the last whole summary read (:func:`save_summary`): the grade cells and
+the run, label and verdict facts, at the change-log mark read before it. A restarted
+server loads them and reads only what the change log says was written since, rather than
+every grade, run, label and verdict again.
 """
 
 from __future__ import annotations
@@ -19,9 +24,10 @@ import hmac
 import json
 import os
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from operator import attrgetter
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +43,7 @@ from lhbench.reporting import (
     label_outcomes,
 )
 from lhbench.schema import FailureKind, Grade, Run, Task
-from lhbench.store import Store
+from lhbench.store import LabelFact, RunFact, Store, VerdictFact
 from lhbench.store.aggregates import (
     CELL_ERRORS,
     CELL_GRADES,
@@ -47,28 +53,29 @@ from lhbench.store.aggregates import (
     CELL_TOTAL,
     CELL_TOTAL_SQ,
 )
-from lhbench.web.analysis import AgentRow, Estimate, Front, GradeState, grade_is_current
+from lhbench.web.analysis import AgentRow, Estimate, Front, SavedSummary, grade_is_current
 from lhbench.web.cells import GradeCells
 
 __all__ = [
     "FORMAT",
     "RunContext",
     "front_path",
-    "grades_path",
     "load_front",
-    "load_grades",
+    "load_summary",
     "run_context",
     "save_front",
-    "save_grades",
+    "save_summary",
+    "summary_path",
 ]
 
-# bumped whenever what a front holds, or how it is computed, changes
-FORMAT = 1
+# bumped whenever what a front or a saved summary holds, or how it is computed, changes
+FORMAT = 2
 # a saved front is a few kB per agent: anything far larger is not ours
 MAX_BYTES = 8 * 1024 * 1024
 
-# saved grade cells: about 64 bytes a cell (1,000,000 grades make 600,000 cells, 40 MB)
-MAX_GRADES_BYTES = 256 * 1024 * 1024
+# a saved summary: about 64 bytes a grade cell (1,000,000 grades make 600,000 cells,
+# 40 MB), and its facts as JSON (100,000 runs, labels and 50,000 verdicts: 19 MB)
+MAX_SUMMARY_BYTES = 256 * 1024 * 1024
 
 Combo = tuple[str, str, str, str, str, str]
 
@@ -225,8 +232,8 @@ def _signed_body(path: Path, key: bytes, max_bytes: int) -> memoryview | None:
     """What follows the first line of ``path`` if that line is its HMAC-SHA256 under ``key``.
 
     None when the file is missing, over ``max_bytes``, or not signed so (checked before
-    anything in it is read). A view of the file's bytes, not a copy (40 MB of grade cells
-    at 100,000 runs).
+    anything in it is read). A view of the file's bytes, not a copy (64 MB of grade cells
+    and facts at 100,000 runs).
     """
     try:
         if path.stat().st_size > max_bytes:
@@ -263,10 +270,10 @@ def load_front(path: Path, secret: str, store: Store, panel: set[str] | None) ->
         return None
 
 
-def grades_path(directory: Path, store: Store) -> Path:
-    """The file a store's saved grade cells are kept in (one per store URL)."""
+def summary_path(directory: Path, store: Store) -> Path:
+    """The file a store's saved summary is kept in (one per store URL)."""
     name = hashlib.sha256(_where(store).encode()).hexdigest()[:24]
-    return directory / f"grades-{name}.bin"
+    return directory / f"summary-{name}.bin"
 
 
 def _grades_key(secret: str) -> bytes:
@@ -284,13 +291,14 @@ _FLOATS = (CELL_TOTAL, CELL_TOTAL_SQ)
 _CHUNK = 65_536
 
 
-def save_grades(path: Path, secret: str, store: Store, state: GradeState) -> None:
-    """Write a summary's grade cells, signed, atomically (arrays, never pickle).
+def save_summary(path: Path, secret: str, store: Store, state: SavedSummary) -> None:
+    """Write what a summary read, signed, atomically (JSON and arrays, never pickle).
 
     The file: the HMAC-SHA256 of the rest in hex, a newline, a JSON header (tag, run ids,
-    parts, combinations, judges' newest times, cell count), a newline, then the cells as
-    little-endian arrays: run index and part index (int32), integer sums (int64 × 5) and
-    float sums (float64 × 2), written a chunk at a time.
+    parts, combinations, judges' newest times, cell count) and a newline; the run, label
+    and verdict facts, a JSON list per field and line (:func:`_fact_lines`); then the
+    cells as little-endian arrays: run index and part index (int32), integer sums (int64 ×
+    5) and float sums (float64 × 2), written a chunk at a time.
     """
     runs, parts, run_idx, part_idx, values = state.cells.columns()
     header = {
@@ -303,7 +311,7 @@ def save_grades(path: Path, secret: str, store: Store, state: GradeState) -> Non
     }
     mac = hmac.new(_grades_key(secret), digestmod=hashlib.sha256)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".grades-", suffix=".tmp")
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".summary-", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(b"0" * 64 + b"\n")
@@ -313,6 +321,8 @@ def save_grades(path: Path, secret: str, store: Store, state: GradeState) -> Non
                 f.write(data)
 
             put(json.dumps(header).encode() + b"\n")
+            for line in _fact_lines(state):
+                put(json.dumps(line).encode() + b"\n")
             put(np.asarray(run_idx, dtype="<i4").tobytes())
             put(np.asarray(part_idx, dtype="<i4").tobytes())
             for cols, dtype in ((list(_INTS), "<i8"), (list(_FLOATS), "<f8")):
@@ -327,40 +337,45 @@ def save_grades(path: Path, secret: str, store: Store, state: GradeState) -> Non
         raise
 
 
-def load_grades(path: Path, secret: str, store: Store) -> GradeState | None:
-    """The grade cells saved at ``path`` if the file is ours, whole and for this store.
+def load_summary(path: Path, secret: str, store: Store) -> SavedSummary | None:
+    """The summary saved at ``path`` if the file is ours, whole and for this store.
 
-    None when it is missing, over :data:`MAX_GRADES_BYTES`, not signed with ``secret``,
+    None when it is missing, over :data:`MAX_SUMMARY_BYTES`, not signed with ``secret``,
     made by other code or for another store, or malformed in any way. Whether its mark
     can still be brought up to date is :func:`lhbench.web.analysis.analyse`'s to check.
     """
-    body = _signed_body(path, _grades_key(secret), MAX_GRADES_BYTES)
+    body = _signed_body(path, _grades_key(secret), MAX_SUMMARY_BYTES)
     if body is None:
         return None
     try:
-        return _grades_of(body, store)
+        return _summary_of(body, store)
     except (ValueError, KeyError, TypeError, IndexError, OverflowError):
         return None
 
 
-def _grades_of(body: memoryview, store: Store) -> GradeState | None:
-    # the header's end, found in the file's bytes the view is of (no copy of the cells)
+def _summary_of(body: memoryview, store: Store) -> SavedSummary | None:
+    # the header's and the facts' lines, found in the file's bytes the view is of (no
+    # copy of the cells); a line at a time, so no parse holds the interpreter for long
     raw = body.obj
     if not isinstance(raw, bytes):
         return None
-    start = len(raw) - len(body)
-    cut = raw.find(b"\n", start) - start
-    if cut < 0:
-        return None
-    head = json.loads(body[:cut].tobytes())
-    data = body[cut + 1 :]
+    pos = len(raw) - len(body)
+    lines: list[Any] = []
+    for _ in range(1 + _FACT_LINES):
+        cut = raw.find(b"\n", pos)
+        if cut < 0:
+            return None
+        lines.append(json.loads(raw[pos:cut]))
+        pos = cut + 1
+    head = lines[0]
+    data = body[pos - (len(raw) - len(body)) :]
     tag, n = head["tag"], head["n"]
     mark = tag["mark"]
     if type(mark) is not int or tag != _grades_tag(store, mark):
         return None
     if type(n) is not int or n < 0 or len(data) != n * 64:
         return None
-    runs = [_text(r) for r in head["runs"]]
+    (runs,) = _columns_of([head["runs"]], (("runs", _STR),))
     parts = [_strings(p, 5) for p in head["parts"]]
     run_idx = np.frombuffer(data, dtype="<i4", count=n, offset=0)
     part_idx = np.frombuffer(data, dtype="<i4", count=n, offset=4 * n)
@@ -393,7 +408,109 @@ def _grades_of(body: memoryview, store: Store) -> GradeState | None:
         r_id, ver, rh, tier, judge = _strings(c[1:6], 5)
         combos[(pack, r_id, ver, rh, tier, judge)] = c[6]
     newest = {_text(k): datetime.fromisoformat(_text(t)) for k, t in head["newest"]}
-    return GradeState(mark, cells, combos, newest)
+    facts, labels, verdicts = _facts_of(lines[1:])
+    return SavedSummary(mark, cells, combos, newest, facts, labels, verdicts)
+
+
+# the facts' fields as the file holds them (a list per field), with the types each may take
+_Fields = tuple[tuple[str, frozenset[object]], ...]
+_STR: frozenset[object] = frozenset({str})
+_OPT_STR: frozenset[object] = frozenset({str, type(None)})
+_INT: frozenset[object] = frozenset({int})
+_RUN_FIELDS: _Fields = (
+    ("id", _STR),
+    ("pack_id", _STR),
+    ("task_id", _STR),
+    ("harness", _STR),
+    ("harness_version", _OPT_STR),
+    ("model", _STR),
+    ("status", _STR),
+    ("repeat", _INT),
+    ("cost_usd", frozenset({float, int, type(None)})),
+    ("input_tokens", _INT),
+    ("output_tokens", _INT),
+    ("failure_kind", _OPT_STR),
+)
+_LABEL_FIELDS: _Fields = (
+    ("run_id", _STR),
+    ("source", _STR),
+    ("passed", frozenset({bool, type(None)})),
+    ("check_hash", _STR),
+    ("failure_kind", _OPT_STR),
+)
+_VERDICT_FIELDS: _Fields = (
+    ("run_id", _STR),
+    ("judge_kind", _STR),
+    ("judge_model", _STR),
+    ("judge_key", _STR),
+    ("verdict", _OPT_STR),
+    ("repeat", _INT),
+)
+
+
+def _columns(facts: Sequence[Any], fields: _Fields) -> list[list[Any]]:
+    """The facts as a list per field (C-level reads: 100,000 facts in a few ms a field)."""
+    return [list(map(attrgetter(name), facts)) for name, _ in fields]
+
+
+def _columns_of(doc: Any, fields: _Fields, n: int | None = None) -> list[list[Any]]:
+    """A list per field, each of one length (``n`` if given), every value of its types."""
+    if not isinstance(doc, list) or len(doc) != len(fields):
+        raise TypeError("expected a list per field")
+    sizes = {n} if n is not None else set()
+    for col, (_, types) in zip(doc, fields, strict=True):
+        if not isinstance(col, list) or not set(map(type, col)) <= types:
+            raise TypeError("a field holds a value of another type")
+        sizes.add(len(col))
+    if len(sizes) > 1:
+        raise ValueError("the fields are of different lengths")
+    return doc
+
+
+# the run facts' lines: their fields, then when each started, its tag set's number, the
+# tag sets; then the labels' fields and the verdicts'
+_FACT_LINES = len(_RUN_FIELDS) + 3 + len(_LABEL_FIELDS) + len(_VERDICT_FIELDS)
+
+
+def _fact_lines(state: SavedSummary) -> list[list[Any]]:
+    """The summary's facts as :data:`_FACT_LINES` lists; a run's tag set once per set."""
+    facts = state.runs
+    tags: dict[tuple[tuple[str, str], ...], int] = {}
+    tag_of = [tags.setdefault(tuple(f.versions.items()), len(tags)) for f in facts]
+    return [
+        *_columns(facts, _RUN_FIELDS),
+        [None if f.started_at is None else f.started_at.isoformat() for f in facts],
+        tag_of,
+        [[list(kv) for kv in t] for t in tags],
+        *_columns(state.labels, _LABEL_FIELDS),
+        *_columns(state.verdicts, _VERDICT_FIELDS),
+    ]
+
+
+def _facts_of(
+    lines: list[Any],
+) -> tuple[list[RunFact], list[LabelFact], list[VerdictFact]]:
+    """The facts :func:`_fact_lines` wrote (a TypeError or ValueError if malformed)."""
+    k = len(_RUN_FIELDS)
+    f = _columns_of(lines[:k], _RUN_FIELDS)
+    started, tag_of = _columns_of(
+        lines[k : k + 2], (("started_at", _OPT_STR), ("tag_of", _INT)), len(f[0])
+    )
+    tags = lines[k + 2]
+    if not isinstance(tags, list):
+        raise TypeError("expected the tag sets")
+    sets = [dict(_strings(kv, 2) for kv in t) for t in tags]
+    if tag_of and (min(tag_of) < 0 or max(tag_of) >= len(sets)):
+        raise ValueError("a run's tag set is not in the file")
+    # each run its own dict, as Store.run_facts gives them
+    versions = [dict(sets[i]) for i in tag_of]
+    starts = [None if t is None else datetime.fromisoformat(t) for t in started]
+    runs = list(map(RunFact, f[0], f[1], f[2], f[3], f[4], f[5], versions, *f[6:11], starts, f[11]))
+    k += 3
+    labels = _columns_of(lines[k : k + len(_LABEL_FIELDS)], _LABEL_FIELDS)
+    k += len(_LABEL_FIELDS)
+    verdicts = _columns_of(lines[k:], _VERDICT_FIELDS)
+    return runs, list(map(LabelFact, *labels)), list(map(VerdictFact, *verdicts))
 
 
 def _text(v: Any) -> str:
