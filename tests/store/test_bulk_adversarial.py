@@ -314,3 +314,26 @@ def test_a_run_deleted_while_the_writer_inserts_fails_its_next_batch(tmp_path: P
         assert _stored(store, "gone") == []
         with store.engine.connect() as conn:
             assert conn.exec_driver_sql("SELECT count(*) FROM steps").scalar() == 0
+
+
+@pytest.mark.parametrize("after", [None, 0], ids=["in process", "writer"])
+def test_a_batch_that_cannot_be_sent_breaks_the_appender_and_keeps_a_prefix(
+    tmp_path: Path, after: int | None
+) -> None:
+    """A value that neither pickles nor binds (a lock): that batch fails, and so does every
+    later one, so the run's stored steps stay a prefix of what was appended."""
+    rows = [list(r) for r in _rows(300)]
+    rows[150][3] = threading.Lock()
+    with Store.open(f"sqlite:///{tmp_path / 'p.db'}") as store:
+        store.save_run(make_run("r"))
+        with (
+            pytest.raises(BatchWriteError),
+            store.step_appender("r", writer_after_rows=after) as out,
+        ):
+            out.append(rows[:100])
+            try:
+                out.append(rows[100:200])
+            except Exception as exc:  # either path's own error, then the appender is broken
+                assert out.failure is not None and type(exc).__name__ in out.failure
+            out.append(rows[200:])  # never stored after a failed batch
+        assert _indices(store, "r") == list(range(100))

@@ -337,7 +337,7 @@ class ImportJob:
                 # leave a gap: the stored steps stay a prefix of the transcript)
                 with contextlib.suppress(Exception):
                     self.store.append_step_rows(run_id, batch)
-            elif lost is not None and not isinstance(exc, BatchWriteError):
+            elif lost is not None and not isinstance(exc, BatchWriteError) and str(exc) not in lost:
                 reason += f"; and {lost}"  # both: what stopped the read, what was not stored
             reason = _scrub(reason[:2000])
             self.store.save_run(

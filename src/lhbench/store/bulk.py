@@ -180,6 +180,16 @@ class StepAppender:
             return
         if self._broken is not None:
             raise BatchWriteError(self._broken)
+        try:
+            self._append(rows)
+        except BaseException as exc:
+            # whatever stopped this batch (a value that neither binds nor pickles, a failed
+            # insert, an interrupt) stops every later one: what is stored stays a prefix
+            if self._broken is None:
+                self._broken = self._reason(f"{type(exc).__name__}: {exc}")
+            raise
+
+    def _append(self, rows: Sequence[Sequence[Any]]) -> None:
         if not self._sqlite:
             if self._psycopg:
                 self._copy(rows)
@@ -309,11 +319,14 @@ class StepAppender:
             )
         )
 
-    def _fail(self, reason: str, cause: BaseException | None = None) -> None:
-        self._broken = (
+    def _reason(self, reason: str) -> str:
+        return (
             f"storing the steps of run {self._run_id!r} failed: {reason}; "
             "the batches appended after the failed one were not stored"
         )
+
+    def _fail(self, reason: str, cause: BaseException | None = None) -> None:
+        self._broken = self._reason(reason)
         raise BatchWriteError(self._broken) from cause
 
     def _stop_writer(self) -> str | None:
