@@ -206,6 +206,22 @@ def _resigned(path: Path, body: bytes) -> None:
     path.write_bytes(mac.encode() + b"\n" + body)
 
 
+# signed files whose fact lines are not what a summary wrote
+_FORGED_FACTS = (
+    "signed run id a number",
+    "signed label passed a string",
+    "signed fields of different lengths",
+    "signed tag set out of range",
+    "signed facts missing",
+    "signed nested deep",
+    "signed status unknown",
+    "signed tokens past 64 bits",
+    "signed run named twice",
+    "signed tag key twice",
+    "signed tags amplified",
+)
+
+
 @pytest.mark.parametrize(
     "forge",
     [
@@ -220,15 +236,11 @@ def _resigned(path: Path, body: bytes) -> None:
         "signed index out of range",
         "signed other store",
         "signed other code",
-        "signed run id a number",
-        "signed label passed a string",
-        "signed fields of different lengths",
-        "signed tag set out of range",
-        "signed facts missing",
+        *_FORGED_FACTS,
     ],
 )
 def test_an_edited_foreign_or_hostile_file_is_ignored(
-    store: Store, tmp_path: Path, forge: str
+    store: Store, tmp_path: Path, forge: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     path = _saved_file(store, tmp_path)
     raw = path.read_bytes()
@@ -262,13 +274,12 @@ def test_an_edited_foreign_or_hostile_file_is_ignored(
     elif forge == "signed index out of range":
         # a run index past the run list: never an IndexError, never a wrong run
         _resigned(path, head + b"\n" + b"\xff\xff\xff\x7f" + data[4:])
-    elif forge.startswith("signed") and forge.endswith(
-        ("number", "string", "lengths", "range", "missing")
-    ):
-        # well signed, and the facts not what a summary wrote: never a figure
+    elif forge in _FORGED_FACTS:
+        # well signed, and the facts not what a summary wrote: never a figure, never raised
         lines = body.split(b"\n", 1 + web_front._FACT_LINES)
         facts, rest = [json.loads(x) for x in lines[1:-1]], lines[-1]
         runs = len(web_front._RUN_FIELDS)
+        raw: dict[int, bytes] = {}
         if forge.endswith("number"):
             facts[0][0] = 7  # a run's id
         elif forge.endswith("string"):
@@ -277,9 +288,24 @@ def test_an_edited_foreign_or_hostile_file_is_ignored(
             facts[-2].pop()  # a verdict's outcome
         elif forge.endswith("range"):
             facts[runs + 1][0] = -1  # a run's tag set: Python would read the last one
-        else:
+        elif forge.endswith("missing"):
             facts.pop()
-        _resigned(path, b"\n".join([head, *(json.dumps(f).encode() for f in facts), rest]))
+        elif forge.endswith("deep"):
+            raw[0] = b"[" * 200_000 + b"]" * 200_000
+        elif forge.endswith("unknown"):
+            facts[6][0] = "bogus"  # a run's status
+        elif forge.endswith("bits"):
+            facts[9][0] = 10**30  # a run's input tokens
+        elif forge.endswith("twice") and "run" in forge:
+            facts[0][1] = facts[0][0]
+        elif forge.endswith("twice"):
+            facts[runs + 2][0] = [["skill", "a"], ["skill", "b"]]
+        else:  # one tag set of many pairs for every run: a dict of them per run
+            monkeypatch.setattr(web_front, "_MAX_TAG_PAIRS", 10_000)
+            facts[runs + 2][0] = [[f"k{i}", "v"] for i in range(10_000)]
+            facts[runs + 1] = [0] * len(facts[runs + 1])
+        text = [raw.get(i, json.dumps(f).encode()) for i, f in enumerate(facts)]
+        _resigned(path, b"\n".join([head, *text, rest]))
     elif forge == "signed other store":
         _resigned(path, head.replace(b'"store": "', b'"store": "x') + b"\n" + data)
     else:
@@ -346,3 +372,50 @@ def test_a_restart_takes_the_agents_rows_from_a_valid_front(store: Store, tmp_pa
         after = _overview(restarted)
         assert 1 <= len(rows) < len(state.agents)
     assert after == _overview(_client(store, tmp_path / "fresh"))
+
+
+def test_a_database_restored_or_made_again_at_the_same_url_never_uses_the_old_file(
+    tmp_path: Path, seeded_template: tuple[Path, dict[str, list[str]]]
+) -> None:
+    """The file is of a database, not of a URL: another database there is summarised whole.
+
+    Restored from a copy taken before the file was saved, the store's log is behind the
+    file's mark; made again, its log has marks of its own, which reach the file's with
+    other writes (before the database's identity was in the tag: wrong figures, or a
+    ``KeyError`` for a judge the new store never saw).
+    """
+    db, path = tmp_path / "s.db", tmp_path / "summary.bin"
+    shutil.copy(seeded_template[0], db)
+    url = f"sqlite:///{db}"
+    rng = random.Random(8)
+    with Store.open(url) as s:
+        for _ in range(4):
+            label(s, rng)
+            new_grade(s, rng)
+        _saved(s, path)
+        saved_mark = s.change_mark()
+    calls: list[int] = []
+    original = Store.grade_summary
+
+    def counted(self: Store, *a: Any, **k: Any) -> Any:
+        calls.append(1)
+        return original(self, *a, **k)
+
+    # restored: the copy taken before the writes, then written to below the saved mark
+    shutil.copy(seeded_template[0], db)
+    with Store.open(url) as s, pytest.MonkeyPatch.context() as mp:
+        label(s, rng)
+        assert s.change_mark() < saved_mark
+        mp.setattr(Store, "grade_summary", counted)
+        assert _figures(_loaded(s, path)) == _figures(analyse_fresh(s))
+        assert len(calls) == 2  # the loaded one summed every grade, as the fresh one
+    # made again (seeded, then written to past the saved mark), and made again empty
+    for seeded in (True, False):
+        db.unlink()
+        with Store.open(url) as s:
+            if seeded:
+                seed(s)
+                while s.change_mark() <= saved_mark:
+                    label(s, rng)
+            assert load_summary(path, SECRET, s) is None
+            assert _figures(_loaded(s, path)) == _figures(analyse_fresh(s))

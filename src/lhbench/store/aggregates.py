@@ -71,6 +71,7 @@ from lhbench.store.tables import (
     LabelRow,
     RunRow,
     StepRow,
+    StoreIdentityRow,
     StoreVersionRow,
     VerdictRow,
     VoteRow,
@@ -360,6 +361,14 @@ class AggregateStore(RunStore):
                 select(StoreVersionRow.version).where(StoreVersionRow.id == 1)
             ).scalar()
         return int(value or 0)
+
+    def identity(self) -> str:
+        """The database's token, made with it (see migration 0024; "" if it has none)."""
+        with self.engine.connect() as conn:
+            value = conn.execute(
+                select(StoreIdentityRow.token).where(StoreIdentityRow.id == 1)
+            ).scalar()
+        return str(value or "")
 
     def run_facts(self) -> list[RunFact]:
         """Every run's listing columns, by id.

@@ -42,6 +42,7 @@ __all__ = [
     "RunRow",
     "SessionRow",
     "StepRow",
+    "StoreIdentityRow",
     "StoreVersionRow",
     "TaskRow",
     "UserRow",
@@ -457,6 +458,18 @@ class StoreVersionRow(Base):
     __tablename__ = "store_version"
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     version: Mapped[int] = mapped_column(BigInteger)
+
+
+class StoreIdentityRow(Base):
+    """A random token made with the database (migration 0024): which database this is.
+
+    Files saved beside a store (the web server's summary) are tagged with it, so a
+    database made again at the same URL is never taken for the one they were read from.
+    """
+
+    __tablename__ = "store_identity"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    token: Mapped[str] = mapped_column(String(64))
 
 
 class AnalysisChangeRow(Base):

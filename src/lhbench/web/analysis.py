@@ -533,6 +533,9 @@ def _from_saved(
     store: Store, by: Sequence[str] | None, panel: set[str] | None, saved: SavedSummary
 ) -> _Summary | None:
     """A summary from a saved one, updated as :func:`refresh` would (None: unusable)."""
+    # a log behind the saved mark: this database is not where the file was read (restored)
+    if store.change_mark() < saved.mark:
+        return None
     changes = store.changes_since(saved.mark)
     if changes.whole - {"votes"} or changes.trimmed > saved.mark:
         return None

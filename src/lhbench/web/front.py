@@ -42,7 +42,7 @@ from lhbench.reporting import (
     label_is_stale,
     label_outcomes,
 )
-from lhbench.schema import FailureKind, Grade, Run, Task
+from lhbench.schema import FailureKind, Grade, Run, RunStatus, Task
 from lhbench.store import LabelFact, RunFact, Store, VerdictFact
 from lhbench.store.aggregates import (
     CELL_ERRORS,
@@ -194,6 +194,7 @@ def _tag(store: Store, version: int, mark: int, panel: set[str] | None) -> dict[
         "format": FORMAT,
         "lhbench": __version__,
         "store": _where(store),
+        "identity": store.identity(),
         "version": version,
         "mark": mark,
         "panel": None if panel is None else sorted(panel),
@@ -266,7 +267,7 @@ def load_front(path: Path, secret: str, store: Store, panel: set[str] | None) ->
         if tag != want:
             return None
         return _front_of(doc["front"])
-    except (ValueError, KeyError, TypeError, IndexError):
+    except (ValueError, KeyError, TypeError, IndexError, RecursionError):
         return None
 
 
@@ -282,7 +283,14 @@ def _grades_key(secret: str) -> bytes:
 
 
 def _grades_tag(store: Store, mark: int) -> dict[str, Any]:
-    return {"format": FORMAT, "lhbench": __version__, "store": _where(store), "mark": mark}
+    # the database's identity: another one made at the same URL has marks of its own
+    return {
+        "format": FORMAT,
+        "lhbench": __version__,
+        "store": _where(store),
+        "identity": store.identity(),
+        "mark": mark,
+    }
 
 
 # a cell's integer sums and its float sums (Σ score, Σ score²), by their places in a cell
@@ -349,7 +357,7 @@ def load_summary(path: Path, secret: str, store: Store) -> SavedSummary | None:
         return None
     try:
         return _summary_of(body, store)
-    except (ValueError, KeyError, TypeError, IndexError, OverflowError):
+    except (ValueError, KeyError, TypeError, IndexError, OverflowError, RecursionError):
         return None
 
 
@@ -417,6 +425,7 @@ _Fields = tuple[tuple[str, frozenset[object]], ...]
 _STR: frozenset[object] = frozenset({str})
 _OPT_STR: frozenset[object] = frozenset({str, type(None)})
 _INT: frozenset[object] = frozenset({int})
+_OPT_FLOAT: frozenset[object] = frozenset({float, type(None)})
 _RUN_FIELDS: _Fields = (
     ("id", _STR),
     ("pack_id", _STR),
@@ -426,7 +435,7 @@ _RUN_FIELDS: _Fields = (
     ("model", _STR),
     ("status", _STR),
     ("repeat", _INT),
-    ("cost_usd", frozenset({float, int, type(None)})),
+    ("cost_usd", _OPT_FLOAT),
     ("input_tokens", _INT),
     ("output_tokens", _INT),
     ("failure_kind", _OPT_STR),
@@ -454,18 +463,29 @@ def _columns(facts: Sequence[Any], fields: _Fields) -> list[list[Any]]:
 
 
 def _columns_of(doc: Any, fields: _Fields, n: int | None = None) -> list[list[Any]]:
-    """A list per field, each of one length (``n`` if given), every value of its types."""
+    """A list per field, each of one length (``n`` if given), every value of its types.
+
+    An integer field's values are within 64 bits, as the store's columns hold them.
+    """
     if not isinstance(doc, list) or len(doc) != len(fields):
         raise TypeError("expected a list per field")
     sizes = {n} if n is not None else set()
     for col, (_, types) in zip(doc, fields, strict=True):
         if not isinstance(col, list) or not set(map(type, col)) <= types:
             raise TypeError("a field holds a value of another type")
+        if types is _INT and col and (min(col) < -(2**63) or max(col) >= 2**63):
+            raise ValueError("a number out of range")
         sizes.add(len(col))
     if len(sizes) > 1:
         raise ValueError("the fields are of different lengths")
     return doc
 
+
+# tags over all runs (each run's own dict: ~100 bytes a pair), and the values a run's
+# status and failure kind take
+_MAX_TAG_PAIRS = 4_000_000
+_STATUSES = frozenset(s.value for s in RunStatus)
+_FAILURE_KINDS = frozenset({None, *(k.value for k in FailureKind)})
 
 # the run facts' lines: their fields, then when each started, its tag set's number, the
 # tag sets; then the labels' fields and the verdicts'
@@ -500,8 +520,17 @@ def _facts_of(
     if not isinstance(tags, list):
         raise TypeError("expected the tag sets")
     sets = [dict(_strings(kv, 2) for kv in t) for t in tags]
+    if any(len(d) != len(t) for d, t in zip(sets, tags, strict=True)):
+        raise ValueError("a tag set names a key twice")
     if tag_of and (min(tag_of) < 0 or max(tag_of) >= len(sets)):
         raise ValueError("a run's tag set is not in the file")
+    # every run gets a dict of its own: a few tag sets cannot ask for gigabytes of them
+    if sum(np.bincount(tag_of, minlength=len(sets)) * [len(d) for d in sets]) > _MAX_TAG_PAIRS:
+        raise ValueError("too many tags")
+    if len(set(f[0])) != len(f[0]):
+        raise ValueError("a run is named twice")
+    if not set(f[6]) <= _STATUSES or not set(f[11]) <= _FAILURE_KINDS:
+        raise ValueError("a run status or failure kind lhbench does not know")
     # each run its own dict, as Store.run_facts gives them
     versions = [dict(sets[i]) for i in tag_of]
     starts = [None if t is None else datetime.fromisoformat(t) for t in started]
