@@ -337,7 +337,11 @@ class ImportJob:
                 # leave a gap: the stored steps stay a prefix of the transcript)
                 with contextlib.suppress(Exception):
                     self.store.append_step_rows(run_id, batch)
-            elif lost is not None and not isinstance(exc, BatchWriteError) and str(exc) not in lost:
+            elif (
+                lost is not None
+                and not isinstance(exc, BatchWriteError)
+                and f"{type(exc).__name__}: {exc}" not in lost  # not the append's own error
+            ):
                 reason += f"; and {lost}"  # both: what stopped the read, what was not stored
             reason = _scrub(reason[:2000])
             self.store.save_run(

@@ -503,21 +503,7 @@ def analyse(
         saved = load() if load is not None else None
         summary = _from_saved(store, by, panel, saved) if saved is not None else None
         if summary is None:
-            summary = _Summary.full(store, by=by, panel=panel)
-            if save is not None:
-                labels, verdicts = summary.read
-                save(
-                    SavedSummary(
-                        summary.mark,
-                        summary.cells,
-                        summary.combo_counts,
-                        summary.newest,
-                        summary.every,
-                        labels,
-                        verdicts,
-                    )
-                )
-        summary.read = ([], [])  # the labels' facts are not kept (100,000 at scale)
+            summary = _Summary.full(store, by=by, panel=panel, save=save)
         out = summary.analysis()
         # the summary lives until the next write and holds no cycles: out of the
         # collector's way, or the requests after it pay for walking it (see settle_heap).
@@ -685,8 +671,6 @@ class _Summary:
         self._saved_rows: Sequence[AgentRow] | None = None
         # whether the agents' rows were taken from a saved front
         self.rows_saved = False
-        # the label and verdict facts a full summary read (what it saves, then dropped)
-        self.read: tuple[list[LabelFact], list[VerdictFact]] = ([], [])
 
     @classmethod
     def full(
@@ -697,6 +681,7 @@ class _Summary:
         panel: set[str] | None,
         saved: SavedSummary | None = None,
         front: Front | None = None,
+        save: Callable[[SavedSummary], None] | None = None,
     ) -> _Summary:
         """The store summarised from scratch (from what ``saved`` holds, if given).
 
@@ -704,7 +689,8 @@ class _Summary:
         runs written to since are the caller's to update (:func:`_from_saved`).
         ``front``: the overview's front at the mark that update ends at; its agents' rows
         are used if they are of these agents (the same grouping, labels and run counts),
-        not computed again.
+        not computed again. ``save``: given what a summary made from the store read, once
+        it is made (the labels' facts are kept no longer: 100,000 at scale).
         """
         s = cls(store, by, panel, None if saved is None else saved.runs)
         if front is not None and front.by == s.group_by:
@@ -734,7 +720,10 @@ class _Summary:
             )
             s.combo_counts[ckey] = combo.grades
             s.newest[combo.judge_key] = combo.last_at
-        s._finish(store, store.label_facts(), store.verdict_facts())
+        labels, verdicts = store.label_facts(), store.verdict_facts()
+        s._finish(store, labels, verdicts)
+        if save is not None:
+            save(SavedSummary(s.mark, s.cells, s.combo_counts, s.newest, s.every, labels, verdicts))
         return s
 
     def _finish(self, store: Store, labels: list[LabelFact], verdicts: list[VerdictFact]) -> None:
@@ -743,7 +732,6 @@ class _Summary:
         ``labels`` and ``verdicts``: every label's and verdict's facts.
         """
         s = self
-        s.read = (labels, verdicts)
         s._judge_policy()
         s._set_all_parts()
         s._set_labels(labels, None)
